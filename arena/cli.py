@@ -1,0 +1,232 @@
+"""``arena``: play matches, read and re-simulate match records, run the demo."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from arena.local_bots import local_bots
+from arena.render import games_table, moves_table, result_table
+from cardarena.game.v1 import record_pb2
+from referee import aio_bridge
+from referee.bot_client import BotPool
+from referee.games.api import Game, GameType, OptionValue, RulesError
+from referee.games.registry import STATE_CLASSES, game_types, make_game
+from referee.match import DefaultAction, FaultPolicy, Match, MoveLog, TimeControl
+from referee.replay import resimulate
+from referee.runner import MatchSpec, play_match
+
+console = Console()
+
+
+def parse_options(game_type: GameType, pairs: Sequence[str]) -> dict[str, OptionValue]:
+    """``["scoring=negative", …]`` typed by each option's default."""
+    specs = {spec.name: spec for spec in game_type.options}
+    options: dict[str, OptionValue] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or name not in specs:
+            known = ", ".join(specs) or "none"
+            raise SystemExit(f"bad --option {pair!r}: expected NAME=VALUE with NAME one of {known}")
+        default = specs[name].default
+        if isinstance(default, bool):
+            options[name] = text.lower() in ("1", "true", "yes", "on")
+        elif isinstance(default, int):
+            options[name] = int(text)
+        else:
+            options[name] = text
+    return options
+
+
+def _time_control(args: argparse.Namespace) -> TimeControl:
+    return TimeControl(
+        move_time_ms=args.move_time_ms,
+        time_bank_ms=args.time_bank_ms,
+        first_move_time_ms=args.first_move_time_ms,
+    )
+
+
+def _policy(args: argparse.Namespace) -> FaultPolicy:
+    return FaultPolicy(
+        default_action=DefaultAction(args.default_action), max_faults=args.max_faults
+    )
+
+
+def _play_with_progress(spec: MatchSpec, label: str) -> record_pb2.MatchRecord:
+    """Play one match, showing a progress bar of moves (estimated from a dry random playout)."""
+    expected = _estimate_moves(spec.game, spec.seed)
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as progress:
+        task = progress.add_task(label, total=expected, status="")
+
+        def on_move(match: Match, log: MoveLog) -> None:
+            scores = " ".join(str(s) for s in match.state.scores_so_far())
+            progress.update(task, completed=len(match.moves), status=f"scores {scores}")
+
+        async def main() -> record_pb2.MatchRecord:
+            pool = BotPool()
+            try:
+                return await play_match(spec, pool, on_move)
+            finally:
+                await pool.close()
+
+        record = aio_bridge.run(main)
+        progress.update(task, completed=len(record.moves), total=len(record.moves))
+    return record
+
+
+def _estimate_moves(game: Game, seed: int) -> int:
+    state = game.new_state(seed)
+    rng = random.Random(seed)
+    moves = 0
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        state.apply(legal[rng.randrange(len(legal))])
+        moves += 1
+    return moves
+
+
+def _save(record: record_pb2.MatchRecord, path: Path | None) -> None:
+    if path is not None:
+        path.write_bytes(record.SerializeToString())
+        console.print(f"match record written to [bold]{path}[/]  (read it: arena record {path})")
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    """Play one match between bots at the given addresses."""
+    try:
+        game_type = STATE_CLASSES[args.game].game_type
+        game = make_game(args.game, len(args.bot), parse_options(game_type, args.option))
+    except (KeyError, RulesError) as error:
+        raise SystemExit(f"error: {error}") from None
+    spec = MatchSpec(
+        game=game,
+        endpoints=args.bot,
+        seed=args.seed,
+        time_control=_time_control(args),
+        policy=_policy(args),
+    )
+    record = _play_with_progress(spec, f"{game_type.title}, {len(args.bot)} bots")
+    console.print(result_table(record))
+    _save(record, args.record)
+    return 0 if record.status == record_pb2.MATCH_STATUS_COMPLETED else 1
+
+
+def _load(path: Path) -> record_pb2.MatchRecord:
+    record = record_pb2.MatchRecord()
+    try:
+        record.ParseFromString(path.read_bytes())
+    except (OSError, Exception) as error:
+        raise SystemExit(f"error: cannot read a match record from {path}: {error}") from None
+    return record
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    """Print a match record readably."""
+    record = _load(args.path)
+    console.print(result_table(record))
+    if args.moves:
+        console.print(moves_table(record))
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Re-simulate a match record through the engine."""
+    record = _load(args.path)
+    problems = resimulate(record)
+    if problems:
+        for problem in problems:
+            console.print(f"[red]divergence[/] {problem}")
+        return 1
+    console.print(f"{len(record.moves)} moves re-simulated: the engine agrees with the record")
+    return 0
+
+
+def cmd_games(args: argparse.Namespace) -> int:
+    """List the games and their options."""
+    console.print(games_table(game_types()))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Start sample bots as separate processes and play a match among them."""
+    game = make_game(args.game, args.seats)
+    console.print(
+        f"Starting {args.seats} sample bots as separate gRPC server processes on loopback…"
+    )
+    with local_bots(["random"] * args.seats, seed=args.seed) as bots:
+        for bot in bots:
+            console.print(f"  {bot.kind} bot listening on {bot.address} (pid {bot.process.pid})")
+        spec = MatchSpec(
+            game=game,
+            endpoints=[bot.address for bot in bots],
+            seed=args.seed,
+            time_control=TimeControl(move_time_ms=2000, time_bank_ms=10_000),
+        )
+        record = _play_with_progress(spec, f"{game.type.title}, {args.seats} seats")
+    console.print(result_table(record))
+    _save(record, args.record)
+    return 0 if record.status == record_pb2.MATCH_STATUS_COMPLETED else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``arena`` argument parser."""
+    parser = argparse.ArgumentParser(prog="arena", description="Card Arena: bots play card games.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    match = commands.add_parser("match", help="play one match between bots at gRPC addresses")
+    match.add_argument("game", choices=sorted(STATE_CLASSES))
+    match.add_argument("--bot", action="append", required=True, help="host:port, once per seat")
+    match.add_argument("--seed", type=int, default=1)
+    match.add_argument("--option", action="append", default=[], help="NAME=VALUE house rule")
+    match.add_argument("--record", type=Path, help="write the match record here")
+    match.add_argument("--move-time-ms", type=int, default=1000)
+    match.add_argument("--time-bank-ms", type=int, default=10_000)
+    match.add_argument("--first-move-time-ms", type=int, default=None)
+    match.add_argument("--max-faults", type=int, default=5, help="faults that forfeit (0: never)")
+    match.add_argument(
+        "--default-action", choices=[d.value for d in DefaultAction], default="random"
+    )
+    match.set_defaults(run=cmd_match)
+
+    record = commands.add_parser("record", help="print a match record")
+    record.add_argument("path", type=Path)
+    record.add_argument("--moves", action="store_true", help="also list every move")
+    record.set_defaults(run=cmd_record)
+
+    replay = commands.add_parser("replay", help="re-simulate a match record through the engine")
+    replay.add_argument("path", type=Path)
+    replay.set_defaults(run=cmd_replay)
+
+    games = commands.add_parser("games", help="list the games and their options")
+    games.set_defaults(run=cmd_games)
+
+    demo = commands.add_parser("demo", help="start sample bots and play a match among them")
+    demo.add_argument("--game", default="oh-hell", choices=sorted(STATE_CLASSES))
+    demo.add_argument("--seats", type=int, default=4)
+    demo.add_argument("--seed", type=int, default=7)
+    demo.add_argument("--record", type=Path, default=None)
+    demo.set_defaults(run=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``arena`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        sys.exit(args.run(args))
+    except KeyboardInterrupt:
+        console.print("interrupted")
+        sys.exit(130)

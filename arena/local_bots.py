@@ -1,0 +1,75 @@
+"""Start sample bots as separate server processes on loopback, and stop them again."""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+STARTUP_TIMEOUT_S = 30.0
+
+
+@dataclass
+class BotProcess:
+    """A running bot server: its process and the address it listens on."""
+
+    kind: str
+    process: subprocess.Popen[str]
+    address: str
+
+
+def start_bot(kind: str, seed: int | None = None, host: str = "127.0.0.1") -> BotProcess:
+    """Start ``arena-bot KIND`` on a free port and wait until it listens."""
+    command = [sys.executable, "-m", "sample_bots", kind, "--listen", f"{host}:0"]
+    if seed is not None:
+        command += ["--seed", str(seed)]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1
+    )
+    assert process.stdout is not None
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    try:
+        while time.monotonic() < deadline:
+            if not selector.select(timeout=deadline - time.monotonic()):
+                break
+            line = process.stdout.readline()
+            if not line:
+                break
+            if line.startswith("LISTENING "):
+                return BotProcess(kind, process, line.split()[1])
+    finally:
+        selector.close()
+    stop_bot(process)
+    raise RuntimeError(f"bot {kind!r} did not start listening within {STARTUP_TIMEOUT_S} s")
+
+
+def stop_bot(process: subprocess.Popen[str], grace_s: float = 5.0) -> None:
+    """SIGTERM, then SIGKILL after ``grace_s``."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
+
+
+@contextlib.contextmanager
+def local_bots(kinds: Sequence[str], seed: int | None = None) -> Iterator[list[BotProcess]]:
+    """Run one process per entry of ``kinds`` for the duration of the block."""
+    bots: list[BotProcess] = []
+    try:
+        for index, kind in enumerate(kinds):
+            bots.append(start_bot(kind, None if seed is None else seed + index))
+        yield bots
+    finally:
+        for bot in bots:
+            stop_bot(bot.process)

@@ -1,0 +1,16 @@
+"""The bot author's kit: write a function from a request to an action, serve it with one call.
+
+    from botkit import serve
+
+    def choose(request):
+        return request.legal_actions[0]
+
+    serve(choose, name="first-legal", address="127.0.0.1:50051")
+
+``request`` is a ``cardarena.bot.v1.ChooseActionRequest``: the seat's observation, its legal
+actions and its clock. Return one of ``request.legal_actions``.
+"""
+
+from botkit.server import Bot, ChooseFn, serve, serve_async
+
+__all__ = ["Bot", "ChooseFn", "serve", "serve_async"]

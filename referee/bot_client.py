@@ -1,0 +1,130 @@
+"""Calling bots: one reused gRPC channel per endpoint, every failure turned into a ``Fault``.
+
+Channels are ``grpc.aio`` objects living on the host loop of ``aio_bridge``; every call goes
+through ``aio_bridge.await_aio`` so a cancelled trio scope cancels the RPC. A bot's answer is
+capped at ``MAX_RESPONSE_BYTES``; keepalive stays within what a default gRPC server accepts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import grpc.aio
+import trio
+
+from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
+from referee.aio_bridge import await_aio
+from referee.match import Fault, FaultKind
+
+MAX_RESPONSE_BYTES = 64 * 1024
+"""Largest answer a bot may send; a move is a few dozen bytes."""
+
+MAX_CONCURRENT_CALLS_PER_ENDPOINT = 256
+"""Calls in flight to one bot endpoint at once; more wait their turn (their clock not started)."""
+
+CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.max_receive_message_length", MAX_RESPONSE_BYTES),
+    # A default gRPC server rejects pings more often than every 5 minutes (doc/keepalive.md).
+    ("grpc.keepalive_time_ms", 300_000),
+    ("grpc.keepalive_timeout_ms", 20_000),
+    ("grpc.keepalive_permit_without_calls", 0),
+    # One subchannel per channel, so each bot endpoint gets its own connection.
+    ("grpc.use_local_subchannel_pool", 1),
+)
+
+
+def _since_us(started_ns: int) -> int:
+    return (time.perf_counter_ns() - started_ns) // 1000
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What came back from one call: a response or a fault, and how long it took."""
+
+    response: Any
+    fault: Fault | None
+    elapsed_us: int
+
+
+def classify(error: grpc.aio.AioRpcError) -> Fault:
+    """The fault a gRPC error stands for."""
+    code, details = error.code(), error.details() or ""
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return Fault(FaultKind.TIMEOUT, "no answer before the deadline")
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return Fault(FaultKind.UNREACHABLE, details)
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in details:
+        return Fault(FaultKind.RESPONSE_TOO_LARGE, details)
+    return Fault(FaultKind.TRANSPORT_ERROR, f"{code.name}: {details}")
+
+
+class BotEndpoint:
+    """One bot address: a reused channel, a stub and a limit on concurrent calls."""
+
+    def __init__(self, target: str, max_concurrent_calls: int) -> None:
+        self.target = target
+        self._channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self.stub = bot_service_pb2_grpc.BotServiceStub(self._channel)
+        self._limiter = trio.CapacityLimiter(max_concurrent_calls)
+
+    async def call(self, make_call: Callable[[], Awaitable[Any]]) -> CallResult:
+        """Run one RPC and time it; failures come back as a ``Fault``, never as an exception."""
+        async with self._limiter:
+            started = time.perf_counter_ns()
+            try:
+                response = await await_aio(make_call)
+            except grpc.aio.AioRpcError as error:
+                return CallResult(None, classify(error), _since_us(started))
+            return CallResult(response, None, _since_us(started))
+
+    async def get_info(self, timeout_s: float) -> CallResult:
+        """The bot's name and version (its health check)."""
+        request = bot_service_pb2.GetInfoRequest()
+        return await self.call(lambda: self.stub.GetInfo(request, timeout=timeout_s))
+
+    async def start_match(
+        self, request: bot_service_pb2.StartMatchRequest, timeout_s: float
+    ) -> CallResult:
+        """Tell the bot a match starts."""
+        return await self.call(lambda: self.stub.StartMatch(request, timeout=timeout_s))
+
+    async def choose_action(
+        self, request: bot_service_pb2.ChooseActionRequest, timeout_s: float
+    ) -> CallResult:
+        """Ask the bot for its move; the gRPC deadline is ``timeout_s``."""
+        return await self.call(lambda: self.stub.ChooseAction(request, timeout=timeout_s))
+
+    async def end_match(
+        self, request: bot_service_pb2.EndMatchRequest, timeout_s: float
+    ) -> CallResult:
+        """Tell the bot how the match ended."""
+        return await self.call(lambda: self.stub.EndMatch(request, timeout=timeout_s))
+
+    async def close(self) -> None:
+        """Close the channel (cancels calls still in flight)."""
+        await await_aio(lambda: self._channel.close())
+
+
+class BotPool:
+    """Every endpoint the referee talks to, each with exactly one channel."""
+
+    def __init__(self, max_concurrent_calls: int = MAX_CONCURRENT_CALLS_PER_ENDPOINT) -> None:
+        self._endpoints: dict[str, BotEndpoint] = {}
+        self._max_concurrent_calls = max_concurrent_calls
+
+    def get(self, target: str) -> BotEndpoint:
+        """The endpoint for ``target``, creating its channel on first use."""
+        endpoint = self._endpoints.get(target)
+        if endpoint is None:
+            endpoint = self._endpoints[target] = BotEndpoint(target, self._max_concurrent_calls)
+        return endpoint
+
+    async def close(self) -> None:
+        """Close every channel."""
+        endpoints, self._endpoints = list(self._endpoints.values()), {}
+        for endpoint in endpoints:
+            await endpoint.close()

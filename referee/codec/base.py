@@ -1,0 +1,53 @@
+"""The interface each game's codec implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from cardarena.game.v1 import cards_pb2, game_pb2
+from referee.games.api import Game
+
+
+class MalformedActionError(ValueError):
+    """An Action message that is not a well-formed action of this game (not merely illegal)."""
+
+
+class GameCodec(ABC):
+    """Converts one game's observations and actions between engine and wire form.
+
+    Encoded actions are cached per action id: a game has few distinct actions, and the same
+    message is copied into many requests.
+    """
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self._action_cache: dict[int, game_pb2.Action] = {}
+
+    @abstractmethod
+    def card(self, card: int) -> cards_pb2.Card:
+        """The wire form of one of this game's card ids."""
+
+    @abstractmethod
+    def observation(self, observation: Any) -> game_pb2.Observation:
+        """The wire form of an engine observation (``State.observe``)."""
+
+    @abstractmethod
+    def _encode_action(self, action: int) -> game_pb2.Action:
+        """The wire form of an engine action id."""
+
+    @abstractmethod
+    def decode_action(self, message: game_pb2.Action) -> int:
+        """The engine action id of a wire action; ``MalformedActionError`` if it is not one."""
+
+    def encode_action(self, action: int) -> game_pb2.Action:
+        """The wire form of an engine action id (cached; treat the result as read-only)."""
+        cached = self._action_cache.get(action)
+        if cached is None:
+            cached = self._action_cache[action] = self._encode_action(action)
+        return cached
+
+    def encode_actions(self, actions: Sequence[int]) -> list[game_pb2.Action]:
+        """Wire forms of several actions, in order."""
+        return [self.encode_action(action) for action in actions]

@@ -1,0 +1,55 @@
+"""Match records on the wire: built from a finished ``Match``, read back for re-simulation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cardarena.game.v1 import record_pb2
+from referee.codec.base import GameCodec
+from referee.codec.common import game_settings
+from referee.match import Match
+
+
+def match_record(
+    match: Match,
+    codec: GameCodec,
+    *,
+    match_id: str,
+    seats: Sequence[record_pb2.SeatAssignment],
+    started_at_us: int,
+    finished_at_us: int,
+    referee_version: str,
+) -> record_pb2.MatchRecord:
+    """Everything about ``match`` that a replay or an audit needs."""
+    record = record_pb2.MatchRecord(
+        match_id=match_id,
+        settings=game_settings(match.game),
+        seed=match.seed,
+        seats=seats,
+        status=match.status.value,  # type: ignore[arg-type]
+        status_detail=match.status_detail,
+        started_at_us=started_at_us,
+        finished_at_us=finished_at_us,
+        referee_version=referee_version,
+        move_time_ms=match.time_control.move_time_ms,
+        time_bank_ms=match.time_control.time_bank_ms,
+    )
+    for move in match.moves:
+        record.moves.append(
+            record_pb2.MoveRecord(
+                index=move.index,
+                seat=move.seat,
+                action=codec.encode_action(move.action),
+                elapsed_us=move.elapsed_us,
+                fault=move.fault.kind.value if move.fault else 0,  # type: ignore[arg-type]
+                fault_detail=move.fault.detail if move.fault else "",
+                time_bank_ms=move.time_bank_ms,
+            )
+        )
+    outcome = match.outcome()
+    if outcome is not None:
+        record.outcome.scores.extend(outcome.scores)
+        record.outcome.ranks.extend(outcome.ranks)
+    if match.forfeited_seat is not None:
+        record.forfeited_seat = match.forfeited_seat
+    return record

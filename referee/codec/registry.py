@@ -1,0 +1,16 @@
+"""Which codec serves which game."""
+
+from __future__ import annotations
+
+from referee.codec.base import GameCodec
+from referee.codec.oh_hell import OhHellCodec
+from referee.games.api import Game
+
+CODECS: dict[str, type[GameCodec]] = {
+    "oh-hell": OhHellCodec,
+}
+
+
+def codec_for(game: Game) -> GameCodec:
+    """A codec bound to ``game``."""
+    return CODECS[game.type.name](game)

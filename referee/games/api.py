@@ -1,0 +1,209 @@
+"""The interface every game implements: a declarative game type, validated options, a state.
+
+Modelled on OpenSpiel's split between a game (metadata + parameters) and a state
+(``current_seat``, ``legal_actions``, ``apply``, ``is_terminal``, ``returns``), with chance
+driven by an injected ``random.Random`` so that one seed replays a match exactly.
+
+Actions are small non-negative integers whose meaning each game defines (``describe_action``
+renders one for people). Integers keep random playouts fast; the codec at the gRPC edge turns
+them into protobuf messages and back.
+
+This module, like every rules module, imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+OptionValue = int | str | bool
+
+
+class RulesError(Exception):
+    """Base class for everything the rules reject."""
+
+
+class InvalidOptionsError(RulesError):
+    """Game options that are unknown, of the wrong type or out of bounds."""
+
+
+class IllegalActionError(RulesError):
+    """A well-formed action that the rules forbid in this state."""
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One named game option (a house rule) with its default and what it may be."""
+
+    name: str
+    default: OptionValue
+    doc: str
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+
+    def validate(self, value: object) -> OptionValue:
+        """Return ``value`` if this option accepts it, else raise ``InvalidOptionsError``."""
+        expected = type(self.default)
+        if type(value) is not expected:
+            raise InvalidOptionsError(
+                f"option {self.name!r} takes a {expected.__name__}, got {value!r}"
+            )
+        assert isinstance(value, int | str | bool)
+        if self.choices and value not in self.choices:
+            raise InvalidOptionsError(
+                f"option {self.name!r} must be one of {', '.join(self.choices)}; got {value!r}"
+            )
+        if isinstance(value, int) and not isinstance(value, bool):
+            if self.minimum is not None and value < self.minimum:
+                raise InvalidOptionsError(f"option {self.name!r} must be >= {self.minimum}")
+            if self.maximum is not None and value > self.maximum:
+                raise InvalidOptionsError(f"option {self.name!r} must be <= {self.maximum}")
+        return value
+
+
+@dataclass(frozen=True)
+class GameType:
+    """What a game is, declared once: its name, seat range and options."""
+
+    name: str
+    title: str
+    min_seats: int
+    max_seats: int
+    options: tuple[OptionSpec, ...] = ()
+    rules_section: str = ""
+    lower_score_wins: bool = False
+
+    def resolve_options(self, given: Mapping[str, object] | None = None) -> dict[str, OptionValue]:
+        """Defaults overlaid with ``given``, every value validated."""
+        given = dict(given or {})
+        specs = {spec.name: spec for spec in self.options}
+        unknown = sorted(set(given) - set(specs))
+        if unknown:
+            raise InvalidOptionsError(
+                f"{self.name} has no option(s) {', '.join(unknown)}; "
+                f"known: {', '.join(specs) or 'none'}"
+            )
+        return {
+            name: spec.validate(given[name]) if name in given else spec.default
+            for name, spec in specs.items()
+        }
+
+    def check_seats(self, num_seats: int) -> None:
+        """Raise ``InvalidOptionsError`` unless this game seats ``num_seats`` players."""
+        if not self.min_seats <= num_seats <= self.max_seats:
+            seats = (
+                str(self.min_seats)
+                if self.min_seats == self.max_seats
+                else f"{self.min_seats} to {self.max_seats}"
+            )
+            raise InvalidOptionsError(f"{self.title} seats {seats} players, not {num_seats}")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The end of a game: a score per seat and a finishing rank per seat (1 = best, ties share)."""
+
+    scores: tuple[int, ...]
+    ranks: tuple[int, ...]
+
+
+def ranks_from_keys(keys: Sequence[Any]) -> tuple[int, ...]:
+    """Competition ranking ("1224") where a larger key is better and equal keys share a rank."""
+    return tuple(1 + sum(1 for other in keys if other > key) for key in keys)
+
+
+class State(ABC):
+    """A game in progress. Subclasses hold the rules; the referee only uses this interface.
+
+    A subclass's ``__init__`` takes the same three arguments, calls ``super().__init__`` and
+    deals, drawing every random choice from ``rng``.
+    """
+
+    game_type: ClassVar[GameType]
+
+    def __init__(
+        self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
+    ) -> None:
+        self.num_seats = num_seats
+        self.options = options
+        self.rng = rng
+
+    @abstractmethod
+    def current_seat(self) -> int:
+        """The seat that must act now; -1 once the game is over."""
+
+    @abstractmethod
+    def legal_actions(self) -> Sequence[int]:
+        """The actions the current seat may take, in a stable order; empty once terminal."""
+
+    @abstractmethod
+    def apply(self, action: int) -> None:
+        """Play ``action`` for the current seat; raise ``IllegalActionError`` if it is illegal."""
+
+    def is_terminal(self) -> bool:
+        """Whether the game is over."""
+        return self.current_seat() < 0
+
+    @abstractmethod
+    def outcome(self) -> Outcome:
+        """Final scores and ranks; only valid once terminal."""
+
+    def returns(self) -> tuple[int, ...]:
+        """Final score per seat (OpenSpiel's name for it)."""
+        return self.outcome().scores
+
+    @abstractmethod
+    def observe(self, seat: int) -> Any:
+        """Everything ``seat`` may see now, and nothing more, as a frozen dataclass."""
+
+    @abstractmethod
+    def describe_action(self, action: int) -> str:
+        """A short human-readable form of ``action`` ("bid 2", "play QS")."""
+
+    @abstractmethod
+    def private_cards(self, seat: int) -> frozenset[int]:
+        """Cards only ``seat`` may see now (its concealed hand); the conformance suite's oracle."""
+
+    @abstractmethod
+    def concealed_cards(self) -> frozenset[int]:
+        """Cards no seat may see now (stock, undealt cards)."""
+
+    @abstractmethod
+    def public_cards(self) -> frozenset[int]:
+        """Cards every seat may see now or that are out of play (played, tabled, turned up).
+
+        With ``private_cards`` of every seat and ``concealed_cards`` this partitions
+        ``all_cards``: the conformance suite's card-conservation check.
+        """
+
+    @abstractmethod
+    def all_cards(self) -> frozenset[int]:
+        """Every card id of this game's deck."""
+
+    def scores_so_far(self) -> tuple[int, ...]:
+        """Running score per seat; games override this when scores accrue during play."""
+        return tuple(0 for _ in range(self.num_seats))
+
+
+class Game:
+    """A game type bound to validated options; makes new states from a seed."""
+
+    def __init__(
+        self,
+        state_class: type[State],
+        num_seats: int,
+        options: Mapping[str, object] | None = None,
+    ) -> None:
+        self.type = state_class.game_type
+        self.type.check_seats(num_seats)
+        self.num_seats = num_seats
+        self.options = self.type.resolve_options(options)
+        self._state_class = state_class
+
+    def new_state(self, seed: int) -> State:
+        """A fresh game whose every chance event comes from ``random.Random(seed)``."""
+        return self._state_class(self.num_seats, self.options, random.Random(seed))

@@ -1,0 +1,54 @@
+"""Re-simulate a match record through the engine and report any divergence."""
+
+from __future__ import annotations
+
+from cardarena.game.v1 import record_pb2
+from referee.codec import MalformedActionError, codec_for
+from referee.codec.common import options_from_wire
+from referee.games.api import RulesError
+from referee.games.registry import make_game
+
+
+def resimulate(record: record_pb2.MatchRecord) -> list[str]:
+    """Replay every recorded action from the recorded seed; return divergences (none = [])."""
+    try:
+        game = make_game(
+            record.settings.game,
+            record.settings.num_seats,
+            options_from_wire(record.settings.options),
+        )
+    except (RulesError, ValueError) as error:
+        return [f"settings: {error}"]
+    codec = codec_for(game)
+    state = game.new_state(record.seed)
+    problems: list[str] = []
+    for move in record.moves:
+        if state.is_terminal():
+            problems.append(f"move {move.index}: the game was already over")
+            return problems
+        if state.current_seat() != move.seat:
+            problems.append(
+                f"move {move.index}: recorded seat {move.seat}, engine expects "
+                f"seat {state.current_seat()}"
+            )
+            return problems
+        try:
+            action = codec.decode_action(move.action)
+            state.apply(action)
+        except (MalformedActionError, RulesError) as error:
+            problems.append(f"move {move.index}: {error}")
+            return problems
+    if record.status == record_pb2.MATCH_STATUS_COMPLETED:
+        if not state.is_terminal():
+            problems.append("recorded as completed, but the engine's game is not over")
+        else:
+            outcome = state.outcome()
+            if list(outcome.scores) != list(record.outcome.scores):
+                problems.append(
+                    f"scores: recorded {list(record.outcome.scores)}, engine {list(outcome.scores)}"
+                )
+            if list(outcome.ranks) != list(record.outcome.ranks):
+                problems.append(
+                    f"ranks: recorded {list(record.outcome.ranks)}, engine {list(outcome.ranks)}"
+                )
+    return problems

@@ -1,0 +1,190 @@
+"""Plays one match between bots at gRPC addresses: the trio shell around ``Match``."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+import trio
+
+from cardarena.bot.v1 import bot_service_pb2
+from cardarena.game.v1 import options_pb2, record_pb2
+from referee import __version__
+from referee.bot_client import BotEndpoint, BotPool, CallResult
+from referee.codec import GameCodec, MalformedActionError, codec_for
+from referee.codec.common import game_settings
+from referee.codec.record import match_record
+from referee.games.api import Game
+from referee.match import Fault, FaultKind, FaultPolicy, Match, MoveLog, TimeControl
+
+NOTIFY_TIMEOUT_S = 5.0
+"""Time a bot has to answer GetInfo, StartMatch and EndMatch."""
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """What to play: a game, one bot address per seat, a seed, the clock and the fault policy."""
+
+    game: Game
+    endpoints: Sequence[str]
+    seed: int
+    match_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    time_control: TimeControl = field(default_factory=TimeControl)
+    policy: FaultPolicy = field(default_factory=FaultPolicy)
+
+    def __post_init__(self) -> None:
+        if len(self.endpoints) != self.game.num_seats:
+            raise ValueError(
+                f"{self.game.type.title} with {self.game.num_seats} seats needs "
+                f"{self.game.num_seats} bots, got {len(self.endpoints)}"
+            )
+
+
+MoveListener = Callable[[Match, MoveLog], None]
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1000
+
+
+async def _gather(calls: Sequence[Callable[[], Awaitable[CallResult]]]) -> list[CallResult]:
+    """Run calls concurrently; results in call order."""
+    results: list[CallResult | None] = [None] * len(calls)
+
+    async def one(index: int) -> None:
+        results[index] = await calls[index]()
+
+    async with trio.open_nursery() as nursery:
+        for index in range(len(calls)):
+            nursery.start_soon(one, index)
+    return [result for result in results if result is not None]
+
+
+async def play_match(
+    spec: MatchSpec, pool: BotPool, on_move: MoveListener | None = None
+) -> record_pb2.MatchRecord:
+    """Play ``spec`` to its end (or void it) and return the match record.
+
+    Every bot failure becomes a recorded fault; this never raises because of a bot. Cancelling
+    the caller cancels the RPC in flight.
+    """
+    started_at = _now_us()
+    game, codec = spec.game, codec_for(spec.game)
+    match = Match(game, spec.seed, spec.time_control, spec.policy)
+    bots = [pool.get(target) for target in spec.endpoints]
+    settings = game_settings(game)
+
+    infos = await _gather([partial(bot.get_info, NOTIFY_TIMEOUT_S) for bot in bots])
+    seats = [
+        record_pb2.SeatAssignment(
+            seat=seat,
+            endpoint=bot.target,
+            bot_name=info.response.name if info.response else "",
+            bot_version=info.response.version if info.response else "",
+        )
+        for seat, (bot, info) in enumerate(zip(bots, infos, strict=True))
+    ]
+    unreachable = [seat for seat, info in enumerate(infos) if info.fault is not None]
+    if unreachable and spec.policy.void_if_unreachable_at_start:
+        details = "; ".join(
+            f"seat {seat} ({bots[seat].target}): {infos[seat].fault.detail}"  # type: ignore[union-attr]
+            for seat in unreachable
+        )
+        match.void(f"unreachable at the start: {details}")
+    else:
+        control = bot_service_pb2.TimeControl(
+            move_time_ms=spec.time_control.move_time_ms,
+            time_bank_ms=spec.time_control.time_bank_ms,
+        )
+        await _gather(
+            [
+                partial(
+                    bot.start_match,
+                    bot_service_pb2.StartMatchRequest(
+                        match_id=spec.match_id, settings=settings, seat=seat, time_control=control
+                    ),
+                    NOTIFY_TIMEOUT_S,
+                )
+                for seat, bot in enumerate(bots)
+            ]
+        )
+        while not match.is_over:
+            log = await _play_one_move(match, spec, bots, codec, settings)
+            if on_move is not None:
+                on_move(match, log)
+        end_requests = _end_requests(match, spec.match_id)
+        await _gather(
+            [
+                partial(bot.end_match, request, NOTIFY_TIMEOUT_S)
+                for bot, request in zip(bots, end_requests, strict=True)
+            ]
+        )
+    return match_record(
+        match,
+        codec,
+        match_id=spec.match_id,
+        seats=seats,
+        started_at_us=started_at,
+        finished_at_us=_now_us(),
+        referee_version=__version__,
+    )
+
+
+async def _play_one_move(
+    match: Match,
+    spec: MatchSpec,
+    bots: Sequence[BotEndpoint],
+    codec: GameCodec,
+    settings: options_pb2.GameSettings,
+) -> MoveLog:
+    seat = match.to_act()
+    legal = match.legal_actions()
+    allowance_ms = match.move_allowance_ms(seat)
+    request = bot_service_pb2.ChooseActionRequest(
+        match_id=spec.match_id,
+        settings=settings,
+        seat=seat,
+        observation=codec.observation(match.state.observe(seat)),
+        legal_actions=codec.encode_actions(legal),
+        time_control=bot_service_pb2.TimeControl(
+            move_time_ms=allowance_ms, time_bank_ms=match.time_banks_ms[seat]
+        ),
+        move_index=len(match.moves),
+    )
+    bank_ms = match.time_banks_ms[seat]
+    result = await bots[seat].choose_action(request, match.deadline_ms(seat) / 1000)
+    if result.fault is not None:
+        fault = result.fault
+        if fault.kind is FaultKind.TIMEOUT and bank_ms > 0:
+            fault = Fault(
+                FaultKind.TIME_BANK_EXHAUSTED, f"used its move time and {bank_ms} ms bank"
+            )
+        return match.fault(fault, result.elapsed_us)
+    if not result.response.HasField("action"):
+        return match.fault(
+            Fault(FaultKind.MALFORMED_RESPONSE, "the answer has no action"), result.elapsed_us
+        )
+    try:
+        action = codec.decode_action(result.response.action)
+    except MalformedActionError as error:
+        return match.fault(Fault(FaultKind.MALFORMED_RESPONSE, str(error)), result.elapsed_us)
+    return match.play(action, result.elapsed_us)
+
+
+def _end_requests(match: Match, match_id: str) -> list[bot_service_pb2.EndMatchRequest]:
+    outcome = match.outcome()
+    wire_outcome = record_pb2.MatchOutcome(
+        scores=outcome.scores if outcome else (), ranks=outcome.ranks if outcome else ()
+    )
+    return [
+        bot_service_pb2.EndMatchRequest(
+            match_id=match_id,
+            seat=seat,
+            status=match.status.value,  # type: ignore[arg-type]
+            outcome=wire_outcome,
+        )
+        for seat in range(match.game.num_seats)
+    ]

@@ -1,0 +1,1 @@
+"""Sample bots, each a separate gRPC server process: ``arena-bot KIND --listen HOST:PORT``."""

@@ -1,0 +1,27 @@
+"""``arena-bot``: run one sample bot as its own gRPC server process."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+from botkit import Bot, serve
+from sample_bots.random_bot import make_random_bot
+
+BOTS: dict[str, Callable[[int | None], Bot]] = {
+    "random": make_random_bot,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse arguments and serve the chosen bot until stopped."""
+    parser = argparse.ArgumentParser(prog="arena-bot", description=__doc__)
+    parser.add_argument("kind", choices=sorted(BOTS), help="which sample bot to run")
+    parser.add_argument("--listen", default="127.0.0.1:0", help="host:port (port 0 = any)")
+    parser.add_argument("--seed", type=int, default=None, help="seed for the bot's own choices")
+    args = parser.parse_args(argv)
+    serve(BOTS[args.kind](args.seed), address=args.listen)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""The shared conformance suite, run over every registered game and seat count."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from referee.games.api import Game, IllegalActionError
+from referee.games.registry import game_types, make_game
+from tests.conformance import check_card_conservation, random_playout
+
+PLAYOUTS = 400
+VIEW_CHECKED_PLAYOUTS = 6
+
+GAMES = [
+    pytest.param((game_type.name, seats), id=f"{game_type.name}-{seats}p")
+    for game_type in game_types()
+    for seats in range(game_type.min_seats, game_type.max_seats + 1)
+]
+
+
+@pytest.fixture(params=GAMES)
+def game(request: pytest.FixtureRequest) -> Game:
+    name, seats = request.param
+    return make_game(name, seats)
+
+
+def test_random_playouts_end_with_consistent_scores_and_ranks(game: Game) -> None:
+    sign = -1 if game.type.lower_score_wins else 1
+    for seed in range(PLAYOUTS):
+        state, _ = random_playout(game, seed)
+        outcome = state.outcome()
+        assert len(outcome.scores) == len(outcome.ranks) == game.num_seats
+        assert outcome.scores == state.scores_so_far(), "final scores differ from running scores"
+        assert min(outcome.ranks) == 1
+        for a in range(game.num_seats):
+            for b in range(game.num_seats):
+                if sign * outcome.scores[a] > sign * outcome.scores[b]:
+                    assert outcome.ranks[a] <= outcome.ranks[b], (seed, outcome)
+
+
+def test_same_seed_same_game(game: Game) -> None:
+    for seed in (0, 1, 12345):
+        first, first_actions = random_playout(game, seed)
+        second, second_actions = random_playout(game, seed)
+        assert first_actions == second_actions
+        assert first.outcome() == second.outcome()
+
+
+def test_observations_hide_other_hands_and_cards_are_conserved(game: Game) -> None:
+    for seed in range(VIEW_CHECKED_PLAYOUTS):
+        state = game.new_state(seed)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            check_card_conservation(state)
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+        random_playout(game, seed, check_views=True)
+
+
+def test_illegal_actions_are_rejected_and_change_nothing(game: Game) -> None:
+    state = game.new_state(3)
+    rng = random.Random(3)
+    for _ in range(60):
+        if state.is_terminal():
+            break
+        legal = set(state.legal_actions())
+        illegal = next(a for a in range(10_000) if a not in legal)
+        before = (state.current_seat(), tuple(state.legal_actions()))
+        with pytest.raises(IllegalActionError):
+            state.apply(illegal)
+        assert (state.current_seat(), tuple(state.legal_actions())) == before
+        state.apply(rng.choice(sorted(legal)))
+
+
+def test_options_are_validated_once_at_construction() -> None:
+    for game_type in game_types():
+        with pytest.raises(Exception, match="no option"):
+            make_game(game_type.name, game_type.min_seats, {"no_such_option": 1})
+        with pytest.raises(Exception, match="seats"):
+            make_game(game_type.name, game_type.max_seats + 1)
