@@ -17,6 +17,7 @@ from referee.bot_client import BotEndpoint, BotPool, CallResult
 from referee.codec import GameCodec, MalformedActionError, codec_for
 from referee.codec.common import game_settings
 from referee.codec.record import match_record
+from referee.codec.requests import choose_action_request
 from referee.games.api import Game
 from referee.match import Fault, FaultKind, FaultPolicy, Match, MoveLog, TimeControl
 
@@ -141,19 +142,7 @@ async def _play_one_move(
     settings: options_pb2.GameSettings,
 ) -> MoveLog:
     seat = match.to_act()
-    legal = match.legal_actions()
-    allowance_ms = match.move_allowance_ms(seat)
-    request = bot_service_pb2.ChooseActionRequest(
-        match_id=spec.match_id,
-        settings=settings,
-        seat=seat,
-        observation=codec.observation(match.state.observe(seat)),
-        legal_actions=codec.encode_actions(legal),
-        time_control=bot_service_pb2.TimeControl(
-            move_time_ms=allowance_ms, time_bank_ms=match.time_banks_ms[seat]
-        ),
-        move_index=len(match.moves),
-    )
+    request = choose_action_request(match, codec, settings, spec.match_id)
     bank_ms = match.time_banks_ms[seat]
     result = await bots[seat].choose_action(request, match.deadline_ms(seat) / 1000)
     if result.fault is not None:

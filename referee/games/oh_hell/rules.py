@@ -97,7 +97,9 @@ _SUIT_CARDS = tuple(
 )
 
 
-_ALL_CARDS = frozenset(range(StandardDeck.SIZE))
+_DECK = tuple(range(StandardDeck.SIZE))
+_ALL_CARDS = frozenset(_DECK)
+_BIDS = tuple(tuple(range(BID_BASE, BID_BASE + size + 1)) for size in range(MAX_HAND_SIZE + 1))
 
 
 def max_hand_size(num_seats: int) -> int:
@@ -215,13 +217,14 @@ class OhHellState(State):
         n = self.num_seats
         self.hand_size = size = self.schedule[self.hand_index]
         self.dealer = (self.first_dealer + self.hand_index) % n
-        deck = list(range(StandardDeck.SIZE))
-        self.rng.shuffle(deck)
+        # A uniform random ordering of just the cards that leave the deck: the same as dealing
+        # from a shuffled deck, without shuffling the cards nobody will see.
+        deck = self.rng.sample(_DECK, n * size + 1)
         hands = [0] * n
         for i in range(n * size):  # one card at a time, starting at the dealer's left
             hands[(self.dealer + 1 + i) % n] |= 1 << deck[i]
         self.hands = hands
-        self.undealt = frozenset(deck[n * size + 1 :])
+        self.undealt = _ALL_CARDS.difference(deck)
         self.trump_card = deck[n * size]
         self.trump_suit = self.trump_card // 13
         self.bids: list[int | None] = [None] * n
@@ -253,12 +256,14 @@ class OhHellState(State):
         )
 
     def _legal_bids(self) -> tuple[int, ...]:
-        bids = range(BID_BASE, BID_BASE + self.hand_size + 1)
+        bids = _BIDS[self.hand_size]
         if self.to_act != self.dealer:
-            return tuple(bids)
+            return bids
         others = [b for b in self.bids if b is not None]
         forbidden = forbidden_dealer_bid(self.hand_size, others)
-        return tuple(a for a in bids if a - BID_BASE != forbidden)
+        if forbidden is None:
+            return bids
+        return bids[:forbidden] + bids[forbidden + 1 :]
 
     def apply(self, action: int) -> None:
         seat = self.to_act
