@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -50,6 +51,11 @@ def rigged_hand(
     state.trick, state.completed_tricks = [], []
     state.bidding = True
     state.to_act = state.trick_leader = (dealer + 1) % num_seats
+    return state
+
+
+def _oh_hell(state: object) -> OhHellState:
+    assert isinstance(state, OhHellState)
     return state
 
 
@@ -169,7 +175,7 @@ def test_must_follow_suit_and_may_play_anything_when_void() -> None:
 
 def test_first_dealer_is_random_and_the_deal_rotates_clockwise() -> None:
     game = make_game("oh-hell", 4)
-    firsts = {game.new_state(seed).dealer for seed in range(40)}
+    firsts = {_oh_hell(game.new_state(seed)).dealer for seed in range(40)}
     assert firsts == {0, 1, 2, 3}
     state = game.new_state(5)
     assert isinstance(state, OhHellState)
@@ -181,7 +187,7 @@ def test_first_dealer_is_random_and_the_deal_rotates_clockwise() -> None:
         legal = state.legal_actions()
         state.apply(legal[rng.randrange(len(legal))])
     assert len(dealers) == 19
-    assert all((b - a) % 4 == 1 for a, b in zip(dealers, dealers[1:], strict=False))
+    assert all((b - a) % 4 == 1 for a, b in itertools.pairwise(dealers))
 
 
 def test_bidding_starts_left_of_dealer_who_bids_last_and_leads_nothing() -> None:
