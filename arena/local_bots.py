@@ -27,8 +27,20 @@ def start_bot(kind: str, seed: int | None = None, host: str = "127.0.0.1") -> Bo
     command = [sys.executable, "-m", "sample_bots", kind, "--listen", f"{host}:0"]
     if seed is not None:
         command += ["--seed", str(seed)]
+    return start_server(kind, command)
+
+
+def start_server(
+    kind: str, command: Sequence[str], cwd: str | None = None, stderr: int | None = None
+) -> BotProcess:
+    """Run ``command``, which must print ``LISTENING host:port`` once it serves; wait for it."""
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1
+        list(command),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL if stderr is None else stderr,
+        text=True,
+        bufsize=1,
+        cwd=cwd,
     )
     assert process.stdout is not None
     selector = selectors.DefaultSelector()

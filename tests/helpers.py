@@ -1,0 +1,58 @@
+"""Shared test helpers: real bot processes and running trio code on the gRPC bridge."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from arena.local_bots import BotProcess, start_bot, start_server, stop_bot
+from cardarena.game.v1 import record_pb2
+from referee import aio_bridge
+from referee.bot_client import BotPool
+from referee.runner import MatchSpec, play_match
+
+ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
+
+
+@contextmanager
+def misbehaving_bot(mode: str, *args: str) -> Iterator[BotProcess]:
+    """A ``tests.bots.misbehaving`` server process for the duration of the block."""
+    command = [sys.executable, "-m", "tests.bots.misbehaving", mode, *args]
+    bot = start_server(mode, command, cwd=str(ROOT))
+    try:
+        yield bot
+    finally:
+        stop_bot(bot.process)
+
+
+@contextmanager
+def random_bots(count: int, seed: int = 0) -> Iterator[list[BotProcess]]:
+    """``count`` sample random bots, each its own process."""
+    bots = [start_bot("random", seed + i) for i in range(count)]
+    try:
+        yield bots
+    finally:
+        for bot in bots:
+            stop_bot(bot.process)
+
+
+def run_on_bridge(fn: Callable[[BotPool], Awaitable[T]]) -> T:
+    """Run ``fn(pool)`` under trio on the asyncio host, closing the pool afterwards."""
+
+    async def main() -> T:
+        pool = BotPool()
+        try:
+            return await fn(pool)
+        finally:
+            await pool.close()
+
+    return aio_bridge.run(main)
+
+
+def play(spec: MatchSpec) -> record_pb2.MatchRecord:
+    """Play one match over real gRPC and return its record."""
+    return run_on_bridge(lambda pool: play_match(spec, pool))
