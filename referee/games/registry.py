@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from referee.games.api import Game, GameType, InvalidOptionsError, State
+from referee.games.king import KingState
 from referee.games.oh_hell import OhHellState
 
-STATE_CLASSES: dict[str, type[State]] = {cls.game_type.name: cls for cls in (OhHellState,)}
+STATE_CLASSES: dict[str, type[State]] = {cls.game_type.name: cls for cls in (OhHellState, KingState)}
 
 
 def game_types() -> list[GameType]:

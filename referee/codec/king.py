@@ -1,0 +1,168 @@
+"""King observations and actions on the wire."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cardarena.game.v1 import cards_pb2, game_pb2, king_pb2
+from referee.codec.base import GameCodec, MalformedActionError
+from referee.codec.common import standard_card, standard_card_id
+from referee.games.king.rules import (
+    ACCEPT,
+    MATCH_BASE,
+    MAX_OFFER,
+    OFFER_BASE,
+    OPT_OUT,
+    PASS,
+    REFUSE,
+    TRUMP_BASE,
+    AuctionView,
+    HandResult,
+    KingObservation,
+)
+
+_CARDS = tuple(standard_card(card) for card in range(52))
+_ANSWERS = {
+    ACCEPT: king_pb2.KING_ANSWER_ACCEPT,
+    REFUSE: king_pb2.KING_ANSWER_REFUSE,
+    OPT_OUT: king_pb2.KING_ANSWER_OPT_OUT,
+}
+_ANSWER_ACTIONS = {answer: action for action, answer in _ANSWERS.items()}
+
+
+def _suit(suit_index: int) -> cards_pb2.Suit.ValueType:
+    """Wire suit of an engine suit index (``card // 13``); unspecified for -1."""
+    return suit_index + 1 if suit_index >= 0 else cards_pb2.SUIT_UNSPECIFIED  # type: ignore[return-value]
+
+
+def _bid(action: int) -> king_pb2.KingBid:
+    if action == PASS:
+        return king_pb2.KingBid(kind=king_pb2.KING_BID_KIND_PASS)
+    if action > MATCH_BASE:
+        return king_pb2.KingBid(kind=king_pb2.KING_BID_KIND_MATCH, tricks=action - MATCH_BASE)
+    return king_pb2.KingBid(kind=king_pb2.KING_BID_KIND_OFFER, tricks=action - OFFER_BASE)
+
+
+def _call(seat: int, action: int) -> king_pb2.KingAuctionCall:
+    if action in _ANSWERS:
+        return king_pb2.KingAuctionCall(seat=seat, answer=_ANSWERS[action])
+    return king_pb2.KingAuctionCall(seat=seat, bid=_bid(action))
+
+
+def _auction(view: AuctionView) -> king_pb2.KingAuction:
+    message = king_pb2.KingAuction(
+        calls=[_call(seat, action) for seat, action in view.calls if action < TRUMP_BASE],
+        best_offer=view.best_offer,
+        minimum_offer=view.minimum_offer,
+        highest_offer=view.highest_offer,
+        accepted=view.accepted,
+        price=view.price,
+    )
+    if view.best_bidder >= 0:
+        message.best_bidder = view.best_bidder
+    if view.buyer >= 0:
+        message.buyer = view.buyer
+    return message
+
+
+def _trick(leader: int, cards: tuple[int, ...], winner: int | None) -> king_pb2.KingTrick:
+    trick = king_pb2.KingTrick(leader=leader, cards=[_CARDS[c] for c in cards])
+    if winner is not None:
+        trick.winner = winner
+    return trick
+
+
+def _hand_result(hand: HandResult) -> king_pb2.KingHandResult:
+    message = king_pb2.KingHandResult(
+        hand_number=hand.hand_number,
+        contract=hand.contract,  # type: ignore[arg-type]
+        dealer=hand.dealer,
+        trump=_suit(hand.trump),
+        price=hand.price,
+        opted_out=hand.opted_out,
+        tricks=hand.tricks,
+        points=hand.points,
+    )
+    if hand.buyer >= 0:
+        message.buyer = hand.buyer
+    return message
+
+
+class KingCodec(GameCodec):
+    """Codec for ``referee.games.king``."""
+
+    def card(self, card: int) -> cards_pb2.Card:
+        return _CARDS[card]
+
+    def observation(self, observation: Any) -> game_pb2.Observation:
+        obs: KingObservation = observation
+        seats = [
+            king_pb2.KingSeat(
+                cards_in_hand=obs.cards_in_hand[seat],
+                tricks_won=obs.tricks_won[seat],
+                hand_points=obs.hand_points[seat],
+                negative_total=obs.negative_totals[seat],
+                positive_total=obs.positive_totals[seat],
+                balance=obs.negative_totals[seat] + obs.positive_totals[seat],
+            )
+            for seat in range(len(obs.cards_in_hand))
+        ]
+        message = king_pb2.KingObservation(
+            hand_number=obs.hand_number,
+            contract=obs.contract,  # type: ignore[arg-type]
+            dealer=obs.dealer,
+            phase=obs.phase,  # type: ignore[arg-type]
+            trump=_suit(obs.trump),
+            hand=[_CARDS[c] for c in obs.hand],
+            seats=seats,
+            current_trick=_trick(obs.trick_leader, obs.current_trick, None),
+            completed_tricks=[
+                _trick(leader, cards, winner) for leader, cards, winner in obs.completed_tricks
+            ],
+            previous_hands=[_hand_result(hand) for hand in obs.previous_hands],
+        )
+        if obs.auction is not None:
+            message.auction.CopyFrom(_auction(obs.auction))
+        return game_pb2.Observation(king=message)
+
+    def _encode_action(self, action: int) -> game_pb2.Action:
+        if 0 <= action < 52:
+            king = king_pb2.KingAction(play=_CARDS[action])
+        elif action >= TRUMP_BASE:
+            king = king_pb2.KingAction(trump=_suit(action - TRUMP_BASE))
+        elif action in _ANSWERS:
+            king = king_pb2.KingAction(answer=_ANSWERS[action])
+        else:
+            king = king_pb2.KingAction(bid=_bid(action))
+        return game_pb2.Action(king=king)
+
+    def decode_action(self, message: game_pb2.Action) -> int:
+        if message.WhichOneof("game") != "king":
+            raise MalformedActionError("expected a King action (Action.king)")
+        action = message.king
+        kind = action.WhichOneof("action")
+        if kind == "play":
+            return standard_card_id(action.play)
+        if kind == "trump":
+            if not cards_pb2.SUIT_CLUBS <= action.trump <= cards_pb2.SUIT_SPADES:
+                raise MalformedActionError(f"not a suit: {action.trump}")
+            return TRUMP_BASE + action.trump - 1
+        if kind == "answer":
+            if action.answer not in _ANSWER_ACTIONS:
+                raise MalformedActionError(f"not a dealer's answer: {action.answer}")
+            return _ANSWER_ACTIONS[action.answer]
+        if kind == "bid":
+            return _decode_bid(action.bid)
+        raise MalformedActionError("a King action needs a card, a bid, an answer or a trump")
+
+
+def _decode_bid(bid: king_pb2.KingBid) -> int:
+    if bid.kind == king_pb2.KING_BID_KIND_PASS:
+        return PASS
+    if not 1 <= bid.tricks <= MAX_OFFER:
+        raise MalformedActionError(f"an offer is 1 to {MAX_OFFER} tricks, not {bid.tricks}")
+    if bid.kind == king_pb2.KING_BID_KIND_OFFER:
+        return OFFER_BASE + bid.tricks
+    if bid.kind == king_pb2.KING_BID_KIND_MATCH:
+        return MATCH_BASE + bid.tricks
+    raise MalformedActionError(f"not a kind of bid: {bid.kind}")

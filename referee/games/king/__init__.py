@@ -1,0 +1,5 @@
+"""King (seed 001): see ``rules`` for the game and its options."""
+
+from referee.games.king.rules import KING, KingObservation, KingState
+
+__all__ = ["KING", "KingObservation", "KingState"]
