@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from referee.codec.base import GameCodec
 from referee.codec.king import KingCodec
+from referee.codec.mau_mau import MauMauCodec
 from referee.codec.oh_hell import OhHellCodec
 from referee.games.api import Game
 
 CODECS: dict[str, type[GameCodec]] = {
     "oh-hell": OhHellCodec,
+    "mau-mau": MauMauCodec,
     "king": KingCodec,
 }
 

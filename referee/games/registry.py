@@ -6,9 +6,12 @@ from collections.abc import Mapping
 
 from referee.games.api import Game, GameType, InvalidOptionsError, State
 from referee.games.king import KingState
+from referee.games.mau_mau import MauMauState
 from referee.games.oh_hell import OhHellState
 
-STATE_CLASSES: dict[str, type[State]] = {cls.game_type.name: cls for cls in (OhHellState, KingState)}
+STATE_CLASSES: dict[str, type[State]] = {
+    cls.game_type.name: cls for cls in (OhHellState, MauMauState, KingState)
+}
 
 
 def game_types() -> list[GameType]:

@@ -4,6 +4,7 @@ isort:skip_file
 The game-independent envelope: one observation and one action type for every game."""
 
 from cardarena.game.v1 import king_pb2 as _king_pb2
+from cardarena.game.v1 import mau_mau_pb2 as _mau_mau_pb2
 from cardarena.game.v1 import oh_hell_pb2 as _oh_hell_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -28,10 +29,15 @@ class Observation(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     OH_HELL_FIELD_NUMBER: _builtins.int
+    MAU_MAU_FIELD_NUMBER: _builtins.int
     KING_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def oh_hell(self) -> _oh_hell_pb2.OhHellObservation:
         """An Oh Hell observation."""
+
+    @_builtins.property
+    def mau_mau(self) -> _mau_mau_pb2.MauMauObservation:
+        """A Mau-Mau observation."""
 
     @_builtins.property
     def king(self) -> _king_pb2.KingObservation:
@@ -41,13 +47,14 @@ class Observation(_message.Message):
         self,
         *,
         oh_hell: _oh_hell_pb2.OhHellObservation | None = ...,
+        mau_mau: _mau_mau_pb2.MauMauObservation | None = ...,
         king: _king_pb2.KingObservation | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "oh_hell", b"oh_hell"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "oh_hell", b"oh_hell"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "king"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "mau_mau", "king"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 
@@ -62,10 +69,15 @@ class Action(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     OH_HELL_FIELD_NUMBER: _builtins.int
+    MAU_MAU_FIELD_NUMBER: _builtins.int
     KING_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def oh_hell(self) -> _oh_hell_pb2.OhHellAction:
         """An Oh Hell action."""
+
+    @_builtins.property
+    def mau_mau(self) -> _mau_mau_pb2.MauMauAction:
+        """A Mau-Mau action."""
 
     @_builtins.property
     def king(self) -> _king_pb2.KingAction:
@@ -75,13 +87,14 @@ class Action(_message.Message):
         self,
         *,
         oh_hell: _oh_hell_pb2.OhHellAction | None = ...,
+        mau_mau: _mau_mau_pb2.MauMauAction | None = ...,
         king: _king_pb2.KingAction | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "oh_hell", b"oh_hell"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "oh_hell", b"oh_hell"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "king"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "mau_mau", "king"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 

@@ -1,0 +1,5 @@
+"""Mau-Mau (seed 002): see ``rules`` for the game and its options."""
+
+from referee.games.mau_mau.rules import MAU_MAU, MauMauObservation, MauMauState
+
+__all__ = ["MAU_MAU", "MauMauObservation", "MauMauState"]

@@ -1,0 +1,580 @@
+"""Brazilian Mau-Mau with penalty points (seed 002; rules reference section 3).
+
+A game is a series of deals. Each deal the dealer gives 7 cards, one at a time, to every seat
+starting at his left, turns the next card up as the start card ("carta da partida", the first
+card of the discard pile) and leaves the rest as the stock. From the dealer's left, clockwise,
+each player must discard one card matching the top card's rank or suit. Special cards act when
+discarded: an 8 makes the next player draw 3 and lose his turn; a 7 makes the *previous* player
+draw 2; an Ace skips the next player; a Queen reverses the direction; a Jack is wild and its
+player announces a suit (the next discard must be that suit or a Jack) or nothing (the next
+discard may be anything), and two Jacks may be discarded together. A player who cannot discard
+draws one card, loses his turn and is fined 50 points. A discard that leaves one card must carry
+the "last card" announcement, or its player draws 5. When the stock runs out, the discard pile
+under its top card is shuffled into a new stock. The deal ends when a player discards his last
+card; the losers' hands are counted (J 20, 8 20, 7 15, A 15, K Q 10 at 10, others face value),
+doubled if the winner went out with a Jack, quadrupled with two Jacks, and doubled again if the
+start card is a spade. The game runs to a target (default 1,000).
+
+Decisions the seed leaves open are fixed as the reference resolves them (section 3.2): one
+52-card pack (MAU-A2); the first dealer is drawn at random (the reference allows a seeded draw,
+MAU-A19) and the deal passes left; the dealer's left plays first, clockwise (MAU-A3); the start
+card's own effect is not applied (MAU-A11); no stacking of 7s or 8s (MAU-A12); the effect of a
+player's last card is not applied (MAU-A15); the Jack and spade multipliers multiply and fines
+are not multiplied (MAU-A16); the last-card flag is offered only on discards that leave exactly
+one card, which is how a false claim is "ignored" (MAU-A18); when the stock and the pile are both
+too small, missing draws lapse (MAU-A7).
+
+The reference's decisions D-MAU-1..4 are options (``MAU_MAU.options``):
+``cannot_discard`` (D-MAU-1), ``scoring`` and ``target`` (D-MAU-2), ``jack_wild`` (D-MAU-3),
+``seat_range`` (D-MAU-4). The registered seat range is D-MAU-4's default, 2 to 6; the
+alternative "3-6" is checked against the number of seats when a game is created, and "up to 7"
+would need the registered range itself to change, so it is not offered.
+
+Every fine is charged to the fined seat in the deal's record; ``scoring`` decides who is paid.
+``MAU_MAU.lower_score_wins`` is True because the default scoring is ``negative``; ``outcome()``
+ranks by the scoring option actually in force (see ``docs/games/mau-mau.md`` for forfeits).
+
+Actions (ints): bits 0-5 hold the discarded card (``StandardDeck`` id, 0..51); bits 6-8 the
+suit a Jack announces (0 = none, else the ``Suit`` value); bits 9-11 the suit of a second Jack
+discarded with it (0 = a single card; the pair is written with the lower id first); bit 12
+(``LAST_CARD``) the last-card announcement. ``DRAW`` (52) draws because no discard is legal;
+``PASS`` (53) keeps a drawn card under ``cannot_discard = draw_then_may_play``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from referee.games.api import (
+    GameType,
+    IllegalActionError,
+    InvalidOptionsError,
+    OptionSpec,
+    OptionValue,
+    Outcome,
+    State,
+    ranks_from_keys,
+)
+from referee.games.cards import Rank, StandardDeck, Suit
+
+HAND_SIZE = 7
+"""Cards dealt to each seat ("Cada jogador receberá 07 cartas")."""
+
+FINE = 50
+"""Points for each turn a player could not discard."""
+
+FORGOT_LAST_CARD_DRAW = 5
+"""Cards drawn for discarding down to one card without announcing it."""
+
+DRAW = 52
+"""Action: no legal discard, so draw one card (and be fined)."""
+
+PASS = 53
+"""Action (draw_then_may_play only): keep the playable card just drawn and end the turn."""
+
+ANNOUNCE_SHIFT = 6
+SECOND_JACK_SHIFT = 9
+LAST_CARD = 1 << 12
+"""Action flag: the "last card" announcement."""
+
+CANNOT_DISCARD_RULES = ("draw_and_end_turn", "draw_then_may_play", "barred_for_deal")
+SCORING_MODES = ("negative", "positive")
+SEAT_RANGES = ("2-6", "3-6")
+
+MAU_MAU = GameType(
+    name="mau-mau",
+    title="Mau-Mau",
+    min_seats=2,
+    max_seats=6,
+    rules_section="rules-spec.md §3",
+    lower_score_wins=True,
+    options=(
+        OptionSpec(
+            "cannot_discard",
+            "draw_and_end_turn",
+            "D-MAU-1. A player with no legal discard is fined 50 and draws one card; then:"
+            " draw_and_end_turn = his turn ends; draw_then_may_play = he may discard the drawn"
+            " card if it is playable (or pass); barred_for_deal = his turn ends and he may not"
+            " go out for the rest of the deal (the bar is lifted if every seat is barred).",
+            choices=CANNOT_DISCARD_RULES,
+        ),
+        OptionSpec(
+            "scoring",
+            "negative",
+            "D-MAU-2. negative = each loser adds his multiplied hand to his tally, each fine"
+            " adds 50 to the fined seat, and once a tally reaches the target the lowest tally"
+            " wins; positive = the deal winner scores the losers' multiplied hands plus 50 per"
+            " fine of the others, and the first to reach the target wins.",
+            choices=SCORING_MODES,
+        ),
+        OptionSpec(
+            "target",
+            1000,
+            "D-MAU-2. The tally that ends the game, checked after each deal.",
+            minimum=1,
+            maximum=100_000,
+        ),
+        OptionSpec(
+            "jack_wild",
+            True,
+            "D-MAU-3. True = a Jack may be discarded on any card; false = a Jack needs a rank or"
+            " suit match like any card (its power is then only the suit announcement).",
+        ),
+        OptionSpec(
+            "seat_range",
+            "2-6",
+            "D-MAU-4. Players allowed: 2-6 (the registered range) or 3-6 (a 2-seat game is"
+            " then rejected). The reference's 'up to 7' is not offered: it would change the"
+            " registered seat range.",
+            choices=SEAT_RANGES,
+        ),
+    ),
+)
+
+# -- card tables ------------------------------------------------------------------------------
+
+_DECK = StandardDeck.SIZE
+_ALL = (1 << _DECK) - 1
+_ALL_CARDS = frozenset(range(_DECK))
+_JACK = Rank.JACK - 2
+_JACK_IDS = tuple(13 * s + _JACK for s in range(4))
+JACKS = sum(1 << c for c in _JACK_IDS)
+_SUIT_MASKS = tuple(0x1FFF << (13 * s) for s in range(4))
+_RANK_MASKS = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
+
+CARD_POINTS = {
+    Rank.JACK: 20,
+    Rank.EIGHT: 20,
+    Rank.SEVEN: 15,
+    Rank.ACE: 15,
+    Rank.KING: 10,
+    Rank.QUEEN: 10,
+    Rank.TEN: 10,
+    Rank.NINE: 9,
+    Rank.SIX: 6,
+    Rank.FIVE: 5,
+    Rank.FOUR: 4,
+    Rank.THREE: 3,
+    Rank.TWO: 2,
+}
+"""Penalty points of a card left in a loser's hand."""
+
+_POINTS_BY_INDEX = tuple(CARD_POINTS[Rank(r + 2)] for r in range(13))
+_SUIT_POINTS = tuple(
+    sum(_POINTS_BY_INDEX[r] for r in range(13) if m >> r & 1) for m in range(1 << 13)
+)
+
+
+def _cards_of(mask: int) -> tuple[int, ...]:
+    cards = []
+    while mask:
+        low = mask & -mask
+        cards.append(low.bit_length() - 1)
+        mask ^= low
+    return tuple(cards)
+
+
+def hand_points(cards: int | Sequence[int]) -> int:
+    """Penalty value of a hand (a bitmask or card ids); a full pack is worth 516 (MAU-E1)."""
+    if not isinstance(cards, int):
+        cards = sum(1 << c for c in set(cards))
+    return (
+        _SUIT_POINTS[cards & 0x1FFF]
+        + _SUIT_POINTS[(cards >> 13) & 0x1FFF]
+        + _SUIT_POINTS[(cards >> 26) & 0x1FFF]
+        + _SUIT_POINTS[(cards >> 39) & 0x1FFF]
+    )
+
+
+def deal_multiplier(final_jacks: int, start_card: int) -> int:
+    """The losers' multiplier: ×2 for going out with a Jack, ×4 with two, ×2 on a spade start."""
+    jack_factor = (1, 2, 4)[final_jacks]
+    return jack_factor * (2 if StandardDeck.suit(start_card) is Suit.SPADES else 1)
+
+
+def playable_after_card(card: int, jack_wild: bool) -> int:
+    """Mask of the cards that may follow a non-Jack discard or the start card."""
+    mask = _SUIT_MASKS[card // 13] | _RANK_MASKS[card % 13]
+    return mask | JACKS if jack_wild else mask
+
+
+def playable_after_jack(announced: int) -> int:
+    """Mask of the cards that may follow a Jack announcing ``announced`` (0 = no announcement)."""
+    return _SUIT_MASKS[announced - 1] | JACKS if announced else _ALL
+
+
+def discard_action(
+    card: int, announce: int = 0, second_jack: int | None = None, last_card: bool = False
+) -> int:
+    """The action id of a discard (``announce`` and the second Jack's suit as ``Suit`` values)."""
+    action = card | announce << ANNOUNCE_SHIFT
+    if second_jack is not None:
+        first, second = sorted((card, second_jack))
+        action = first | announce << ANNOUNCE_SHIFT | (second // 13 + 1) << SECOND_JACK_SHIFT
+    return action | LAST_CARD if last_card else action
+
+
+def action_cards(action: int) -> tuple[int, ...]:
+    """The card ids an action discards (empty for DRAW and PASS)."""
+    if action in (DRAW, PASS):
+        return ()
+    first = action & 63
+    second = action >> SECOND_JACK_SHIFT & 7
+    return (first,) if not second else (first, 13 * (second - 1) + _JACK)
+
+
+def _with_flag(actions: list[int], action: int, flag: bool) -> None:
+    actions.append(action)
+    if flag:
+        actions.append(action | LAST_CARD)
+
+
+def discard_actions(
+    playable: int, held_jacks: int, hand_size: int, barred: bool = False
+) -> tuple[int, ...]:
+    """Every legal discard given the playable cards held and all the Jacks held.
+
+    Two Jacks may go together when at least one of them is playable. The last-card flag is
+    offered exactly when the discard leaves one card; a barred seat may not empty its hand.
+    """
+    actions: list[int] = []
+    single_flag = hand_size == 2
+    if not (barred and hand_size == 1):
+        for card in _cards_of(playable):
+            if card % 13 == _JACK:
+                for announce in range(5):
+                    _with_flag(actions, card | announce << ANNOUNCE_SHIFT, single_flag)
+            else:
+                _with_flag(actions, card, single_flag)
+    if held_jacks & (held_jacks - 1) and playable & JACKS and not (barred and hand_size == 2):
+        jacks = _cards_of(held_jacks)
+        double_flag = hand_size == 3
+        for i, first in enumerate(jacks):
+            for second in jacks[i + 1 :]:
+                if not playable & (1 << first | 1 << second):
+                    continue
+                base = first | (second // 13 + 1) << SECOND_JACK_SHIFT
+                for announce in range(5):
+                    _with_flag(actions, base | announce << ANNOUNCE_SHIFT, double_flag)
+    return tuple(actions)
+
+
+_CACHE: dict[int, tuple[int, ...]] = {}
+_CACHE_LIMIT = 1 << 18
+_DRAW_ONLY = (DRAW,)
+
+
+def _cached_discards(playable: int, held_jacks: int, hand_size: int) -> tuple[int, ...]:
+    # Only the hand size classes 1, 2, 3 and "more" change the answer.
+    key = playable | held_jacks << _DECK | (hand_size if hand_size < 4 else 4) << 2 * _DECK
+    actions = _CACHE.get(key)
+    if actions is None:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        actions = _CACHE[key] = discard_actions(playable, held_jacks, hand_size) or _DRAW_ONLY
+    return actions
+
+
+# -- results and views ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DealResult:
+    """How one finished deal went."""
+
+    deal_number: int
+    dealer: int
+    start_card: int
+    winner: int
+    final_jacks: int
+    multiplier: int
+    hand_points: tuple[int, ...]
+    fines: tuple[int, ...]
+    points: tuple[int, ...]
+    tallies: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class MauMauObservation:
+    """What one seat sees: its own hand, hand sizes of the others, the pile; never the stock."""
+
+    seat: int
+    num_seats: int
+    scoring: str
+    target: int
+    cannot_discard: str
+    jack_wild: bool
+    deal_number: int
+    dealer: int
+    clockwise: bool
+    playing_drawn_card: bool
+    hand: tuple[int, ...]
+    hand_sizes: tuple[int, ...]
+    start_card: int
+    discard_pile: tuple[int, ...]
+    stock_size: int
+    announced_suit: int
+    any_card: bool
+    drawn_card: int | None
+    fines: tuple[int, ...]
+    barred: tuple[bool, ...]
+    tallies: tuple[int, ...]
+    previous_deals: tuple[DealResult, ...]
+
+
+class MauMauState(State):
+    """A whole game of Mau-Mau, from the first deal to the target."""
+
+    game_type = MAU_MAU
+
+    def __init__(
+        self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
+    ) -> None:
+        super().__init__(num_seats, options, rng)
+        if options["seat_range"] == "3-6" and num_seats < 3:
+            raise InvalidOptionsError("with seat_range 3-6 Mau-Mau seats 3 to 6 players")
+        self.jack_wild = bool(options["jack_wild"])
+        self.cannot_discard = str(options["cannot_discard"])
+        self.may_play_drawn = self.cannot_discard == "draw_then_may_play"
+        self.bars = self.cannot_discard == "barred_for_deal"
+        self.negative = options["scoring"] == "negative"
+        self.target = int(options["target"])
+        self._after_card = tuple(playable_after_card(c, self.jack_wild) for c in range(_DECK))
+        self.tallies = [0] * num_seats
+        self.previous_deals: list[DealResult] = []
+        self.reshuffles = 0
+        self.first_dealer = rng.randrange(num_seats)
+        self.deal_number = 0
+        self.dealer = self.first_dealer - 1
+        self._deal()
+
+    # -- the flow of a deal -------------------------------------------------------------------
+
+    def _deal(self) -> None:
+        n = self.num_seats
+        self.deal_number += 1
+        self.dealer = (self.dealer + 1) % n
+        deck = list(range(_DECK))
+        self.rng.shuffle(deck)
+        hands = [0] * n
+        for i in range(n * HAND_SIZE):  # one card at a time, from the dealer's left
+            hands[(self.dealer + 1 + i) % n] |= 1 << deck[i]
+        self.hands = hands
+        self.counts = [HAND_SIZE] * n
+        self.start_card = deck[n * HAND_SIZE]
+        self.pile = [self.start_card]
+        self.stock = deck[n * HAND_SIZE + 1 :]  # drawn from the end
+        self.playable = self._after_card[self.start_card]
+        self.announced = 0
+        self.direction = 1
+        self.fines = [0] * n
+        self.barred = [False] * n
+        self.drawn: int | None = None
+        self.to_act = (self.dealer + 1) % n
+        self._legal: tuple[int, ...] | None = None
+
+    def _draw(self, seat: int, count: int) -> int | None:
+        """Give ``seat`` up to ``count`` cards, reshuffling the pile when the stock is empty."""
+        stock = self.stock
+        card = None
+        for _ in range(count):
+            if not stock:
+                if len(self.pile) < 2:
+                    return card  # nothing left anywhere: the remaining draws lapse
+                stock.extend(self.pile[:-1])
+                del self.pile[:-1]
+                self.rng.shuffle(stock)
+                self.reshuffles += 1
+            card = stock.pop()
+            self.hands[seat] |= 1 << card
+            self.counts[seat] += 1
+        return card
+
+    def current_seat(self) -> int:
+        return self.to_act
+
+    def legal_actions(self) -> Sequence[int]:
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return legal
+
+    def _compute_legal(self) -> tuple[int, ...]:
+        seat = self.to_act
+        if seat < 0:
+            return ()
+        hand = self.hands[seat]
+        if self.drawn is not None:
+            return (*discard_actions(1 << self.drawn, 0, self.counts[seat]), PASS)
+        if self.bars and self.barred[seat]:
+            return discard_actions(hand & self.playable, hand & JACKS, self.counts[seat], True) or (
+                DRAW,
+            )
+        return _cached_discards(hand & self.playable, hand & JACKS, self.counts[seat])
+
+    def apply(self, action: int) -> None:
+        seat = self.to_act
+        if seat < 0:
+            raise IllegalActionError("the game is over")
+        if action not in self.legal_actions():
+            raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
+        self._legal = None
+        n = self.num_seats
+        if action == DRAW:
+            self._stuck(seat)
+            return
+        if action == PASS:
+            self.drawn = None
+            self.to_act = (seat + self.direction) % n
+            return
+        self.drawn = None
+        card = action & 63
+        second = action >> SECOND_JACK_SHIFT & 7
+        self.hands[seat] ^= 1 << card
+        self.pile.append(card)
+        if second:
+            other = 13 * (second - 1) + _JACK
+            self.hands[seat] ^= 1 << other
+            self.pile.append(other)
+            self.counts[seat] -= 2
+        else:
+            self.counts[seat] -= 1
+        left = self.counts[seat]
+        if not left:
+            self._end_deal(seat, 2 if second else int(card % 13 == _JACK))
+            return
+        if left == 1 and not action & LAST_CARD:
+            self._draw(seat, FORGOT_LAST_CARD_DRAW)
+        rank = card % 13
+        d = self.direction
+        if rank == _JACK:
+            announced = self.announced = action >> ANNOUNCE_SHIFT & 7
+            self.playable = playable_after_jack(announced)
+            self.to_act = (seat + d) % n
+            return
+        self.announced = 0
+        self.playable = self._after_card[card]
+        if rank == 6:  # an 8: the next player draws 3 and loses his turn
+            self._draw((seat + d) % n, 3)
+            self.to_act = (seat + 2 * d) % n
+        elif rank == 5:  # a 7: the previous player draws 2
+            self._draw((seat - d) % n, 2)
+            self.to_act = (seat + d) % n
+        elif rank == 12:  # an Ace: the next player is skipped
+            self.to_act = (seat + 2 * d) % n
+        elif rank == 10:  # a Queen: the direction reverses
+            self.direction = -d
+            self.to_act = (seat - d) % n
+        else:
+            self.to_act = (seat + d) % n
+
+    def _stuck(self, seat: int) -> None:
+        self.fines[seat] += 1
+        card = self._draw(seat, 1)
+        if self.bars:
+            self.barred[seat] = True
+            if all(self.barred):  # nobody could ever go out: lift the bar
+                self.barred = [False] * self.num_seats
+        if self.may_play_drawn and card is not None and self.playable >> card & 1:
+            self.drawn = card
+            return
+        self.to_act = (seat + self.direction) % self.num_seats
+
+    def _end_deal(self, winner: int, final_jacks: int) -> None:
+        n = self.num_seats
+        multiplier = deal_multiplier(final_jacks, self.start_card)
+        values = tuple(hand_points(hand) for hand in self.hands)
+        fines = tuple(self.fines)
+        if self.negative:
+            points = tuple(
+                (0 if s == winner else values[s] * multiplier) + FINE * fines[s] for s in range(n)
+            )
+        else:
+            won = sum(values) * multiplier + FINE * (sum(fines) - fines[winner])
+            points = tuple(won if s == winner else 0 for s in range(n))
+        for s in range(n):
+            self.tallies[s] += points[s]
+        self.previous_deals.append(
+            DealResult(
+                deal_number=self.deal_number,
+                dealer=self.dealer,
+                start_card=self.start_card,
+                winner=winner,
+                final_jacks=final_jacks,
+                multiplier=multiplier,
+                hand_points=values,
+                fines=fines,
+                points=points,
+                tallies=tuple(self.tallies),
+            )
+        )
+        if max(self.tallies) >= self.target:
+            self.to_act = -1
+            self.drawn = None
+            self._legal = None
+        else:
+            self._deal()
+
+    # -- results and views --------------------------------------------------------------------
+
+    def outcome(self) -> Outcome:
+        sign = -1 if self.negative else 1
+        return Outcome(tuple(self.tallies), ranks_from_keys([sign * t for t in self.tallies]))
+
+    def scores_so_far(self) -> tuple[int, ...]:
+        return tuple(self.tallies)
+
+    def observe(self, seat: int) -> MauMauObservation:
+        return MauMauObservation(
+            seat=seat,
+            num_seats=self.num_seats,
+            scoring="negative" if self.negative else "positive",
+            target=self.target,
+            cannot_discard=self.cannot_discard,
+            jack_wild=self.jack_wild,
+            deal_number=self.deal_number,
+            dealer=self.dealer,
+            clockwise=self.direction == 1,
+            playing_drawn_card=self.drawn is not None,
+            hand=_cards_of(self.hands[seat]),
+            hand_sizes=tuple(self.counts),
+            start_card=self.start_card,
+            discard_pile=tuple(self.pile),
+            stock_size=len(self.stock),
+            announced_suit=self.announced,
+            any_card=self.playable == _ALL,
+            drawn_card=self.drawn if seat == self.to_act else None,
+            fines=tuple(self.fines),
+            barred=tuple(self.barred),
+            tallies=tuple(self.tallies),
+            previous_deals=tuple(self.previous_deals),
+        )
+
+    def describe_action(self, action: int) -> str:
+        if action == DRAW:
+            return "draw (cannot discard)"
+        if action == PASS:
+            return "keep the drawn card"
+        if not 0 <= action < 2 * LAST_CARD or action & 63 >= _DECK:
+            return f"action {action}"
+        text = "discard " + " ".join(StandardDeck.name(c) for c in action_cards(action))
+        announce = action >> ANNOUNCE_SHIFT & 7
+        if announce:
+            text += f" announcing {Suit(announce).name.lower()}"
+        if action & LAST_CARD:
+            text += " (last card)"
+        return text
+
+    def private_cards(self, seat: int) -> frozenset[int]:
+        return frozenset(_cards_of(self.hands[seat]))
+
+    def concealed_cards(self) -> frozenset[int]:
+        return frozenset(self.stock)
+
+    def public_cards(self) -> frozenset[int]:
+        return frozenset(self.pile)
+
+    def all_cards(self) -> frozenset[int]:
+        return _ALL_CARDS
