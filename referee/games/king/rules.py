@@ -532,6 +532,8 @@ class KingState(State):
         dealer = self.dealer
         if action >= TRUMP_BASE:
             self.trump = action - TRUMP_BASE
+            if self.trump_lead_restricted:
+                self.lead_restriction = self.trump
             self.phase = PHASE_PLAY
             self.to_act = self.trick_leader = dealer
             return
