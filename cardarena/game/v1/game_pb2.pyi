@@ -6,6 +6,7 @@ The game-independent envelope: one observation and one action type for every gam
 from cardarena.game.v1 import king_pb2 as _king_pb2
 from cardarena.game.v1 import mau_mau_pb2 as _mau_mau_pb2
 from cardarena.game.v1 import oh_hell_pb2 as _oh_hell_pb2
+from cardarena.game.v1 import pinochle_pb2 as _pinochle_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 import builtins as _builtins
@@ -29,32 +30,38 @@ class Observation(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     OH_HELL_FIELD_NUMBER: _builtins.int
-    MAU_MAU_FIELD_NUMBER: _builtins.int
+    PINOCHLE_FIELD_NUMBER: _builtins.int
     KING_FIELD_NUMBER: _builtins.int
+    MAU_MAU_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def oh_hell(self) -> _oh_hell_pb2.OhHellObservation:
         """An Oh Hell observation."""
 
     @_builtins.property
-    def mau_mau(self) -> _mau_mau_pb2.MauMauObservation:
-        """A Mau-Mau observation."""
+    def pinochle(self) -> _pinochle_pb2.PinochleObservation:
+        """A Pinochle observation."""
 
     @_builtins.property
     def king(self) -> _king_pb2.KingObservation:
         """A King observation."""
 
+    @_builtins.property
+    def mau_mau(self) -> _mau_mau_pb2.MauMauObservation:
+        """A Mau-Mau observation."""
+
     def __init__(
         self,
         *,
         oh_hell: _oh_hell_pb2.OhHellObservation | None = ...,
-        mau_mau: _mau_mau_pb2.MauMauObservation | None = ...,
+        pinochle: _pinochle_pb2.PinochleObservation | None = ...,
         king: _king_pb2.KingObservation | None = ...,
+        mau_mau: _mau_mau_pb2.MauMauObservation | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "mau_mau", "king"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "pinochle", "king", "mau_mau"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 
@@ -69,32 +76,38 @@ class Action(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     OH_HELL_FIELD_NUMBER: _builtins.int
-    MAU_MAU_FIELD_NUMBER: _builtins.int
+    PINOCHLE_FIELD_NUMBER: _builtins.int
     KING_FIELD_NUMBER: _builtins.int
+    MAU_MAU_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def oh_hell(self) -> _oh_hell_pb2.OhHellAction:
         """An Oh Hell action."""
 
     @_builtins.property
-    def mau_mau(self) -> _mau_mau_pb2.MauMauAction:
-        """A Mau-Mau action."""
+    def pinochle(self) -> _pinochle_pb2.PinochleAction:
+        """A Pinochle action."""
 
     @_builtins.property
     def king(self) -> _king_pb2.KingAction:
         """A King action."""
 
+    @_builtins.property
+    def mau_mau(self) -> _mau_mau_pb2.MauMauAction:
+        """A Mau-Mau action."""
+
     def __init__(
         self,
         *,
         oh_hell: _oh_hell_pb2.OhHellAction | None = ...,
-        mau_mau: _mau_mau_pb2.MauMauAction | None = ...,
+        pinochle: _pinochle_pb2.PinochleAction | None = ...,
         king: _king_pb2.KingAction | None = ...,
+        mau_mau: _mau_mau_pb2.MauMauAction | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "mau_mau", "king"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "pinochle", "king", "mau_mau"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 

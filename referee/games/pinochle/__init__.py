@@ -1,0 +1,5 @@
+"""Two-handed Pinochle (seed 000): see ``rules`` for the game, its options and action encoding."""
+
+from referee.games.pinochle.rules import PINOCHLE_GAME, PinochleObservation, PinochleState
+
+__all__ = ["PINOCHLE_GAME", "PinochleObservation", "PinochleState"]

@@ -1,0 +1,855 @@
+"""Two-handed Pinochle with a turned-up trump (seed 000; rules reference section 1).
+
+Two players, 48 cards: two copies each of A 10 K Q J 9 (ranking in that order) in every suit.
+Each hand the dealer deals twelve cards each in packets of four, non-dealer first, and turns the
+25th card face up under the stock: its suit is trump and it is the last card drawn. If the
+turn-up is a Ten (option ``turnup_bonus_rank``) the dealer scores 10 at once.
+
+Phase 1 (twelve tricks, while the stock lasts): the non-dealer leads, later the trick winner.
+The second card may be anything; a trump beats a plain card, a higher card of the suit led wins,
+otherwise (other plain suit, or the identical card) the card led wins. After each trick the
+winner may make one meld and/or exchange the 9 of trumps for the turn-up, then draws the top
+stock card; the loser draws the next (after trick 12 the loser takes the turn-up).
+
+Melds (scored as announced): marriage K+Q of a suit 20, royal marriage K+Q of trumps 40,
+flush A 10 K Q J of trumps 150 (class A); four aces 100, kings 80, queens 60, jacks 40, one of
+each suit (class B); pinochle Q♠+J♦ 40 (class C). One meld per won trick; each meld takes at
+least one card from the concealed hand; a card already melded may be used again only in a meld of
+another class or of higher value in the same class. Melded cards stay on the table, still part of
+their owner's hand: they may be played to tricks.
+
+Phase 2 (twelve tricks, no stock): melded cards go back into the hands, no more melds; the second
+player must follow suit, trump when void, and beat a trump lead (option ``phase2_rule``). Card
+points in tricks (A 11, 10 10, K 4, Q 3, J 2, 9 0) and 10 for the last trick are added at the end
+of the hand. After each hand, if exactly one player has reached the target (1,000) he wins; while
+both have, the target rises by 250 (1,250, 1,500, ...). A player may instead declare himself
+out on any of his turns (option ``declare_out``).
+
+Decisions the seed leaves open follow the reference's resolutions (section 1.2): PIN-A1 ranking,
+A2/A3 trick winner, A4 winner leads, A5 turn-up drawn last, A7 dix exchange timing, A8 one meld
+per won trick, A9 meld classes, A10 trump K+Q scores 40 only, A11 tabled cards playable, A12 a
+meld after trick 12, A13 phase-2 obligations, A14 last trick = trick 24, A16 ``>=`` and +250
+steps, A19 alternating deal, A20 non-dealer first. The D-PIN-* decisions are options.
+
+Two choices of ours where the reference is silent, both documented in ``docs/games/pinochle.md``:
+- When both totals reach the target at the end of a hand the target rises by 250 until at most
+  one does; if one then does, he wins at once (the seed: "nesse momento").
+- A declaration closes the score sheet: a right claim records the declarer's claimed total and
+  the opponent's total from finished hands; a wrong claim records the declarer at 0 (he loses).
+
+Cards: ``id = 12 * suit + 2 * rank + copy`` with suit 0..3 = ♣ ♦ ♥ ♠ (``Suit`` - 1), rank
+0..5 = 9 J Q K 10 A (ascending strength) and copy 0/1. So ``id // 2`` names a card up to its copy,
+and within a suit a larger ``id // 2`` is a stronger card.
+
+Actions:
+- ``0..47``: play that card.
+- ``MELD_BASE + m`` (``48..259``): declare meld ``m`` of ``MELDS``, a table fixed per
+  (meld type, physical cards) and independent of trump:
+  ``m = 4*suit + 2*king_copy + queen_copy`` (0..15) marriage of a suit (royal when it is trumps);
+  ``m = 16 + 32*suit + bits`` (16..143) flush of a suit (only trumps is ever legal), bits =
+  copies of A,10,K,Q,J as bits 4..0; ``m = 144 + 2*queen_copy + jack_copy`` pinochle;
+  ``m = 148 + 16*r + bits`` (148..211) four of a kind, r = 0..3 for A K Q J, bit i = copy of the
+  card of suit i.
+- ``DIX_BASE + copy`` (260, 261): exchange that 9 of trumps for the turn-up (or, when the turn-up
+  already is a 9 of trumps and ``dix_points`` > 0, show it for the points).
+- ``DRAW`` (262): end the meld turn and draw.
+- ``DECLARE_OUT`` (263): declare out (claim to have reached the target).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from referee.games.api import (
+    GameType,
+    IllegalActionError,
+    OptionSpec,
+    OptionValue,
+    Outcome,
+    State,
+)
+from referee.games.cards import Rank, Suit, card_name
+
+NUM_CARDS = 48
+HAND_SIZE = 12
+PHASE1_TRICKS = 12
+TRICKS_PER_HAND = 24
+FIRST_TARGET = 1000
+TARGET_STEP = 250
+LAST_TRICK_BONUS = 10
+TURNUP_BONUS = 10
+
+NINE, JACK, QUEEN, KING, TEN, ACE = range(6)
+RANKS = (Rank.NINE, Rank.JACK, Rank.QUEEN, Rank.KING, Rank.TEN, Rank.ACE)
+"""Engine rank index (ascending strength) to the shared ``Rank``."""
+CARD_POINTS = (0, 2, 3, 4, 10, 11)
+"""Points of a card in tricks, by engine rank index."""
+CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
+
+MELD_BASE = 48
+NUM_MELDS = 212
+DIX_BASE = MELD_BASE + NUM_MELDS
+DRAW = DIX_BASE + 2
+DECLARE_OUT = DRAW + 1
+
+# Meld kinds (also the wire's PinochleMeldType numbering) and classes.
+MARRIAGE, ROYAL_MARRIAGE, FLUSH, PINOCHLE, FOUR_ACES, FOUR_KINGS, FOUR_QUEENS, FOUR_JACKS = range(
+    1, 9
+)
+MELD_NAMES = {
+    MARRIAGE: "marriage",
+    ROYAL_MARRIAGE: "royal marriage",
+    FLUSH: "flush",
+    PINOCHLE: "pinochle",
+    FOUR_ACES: "four aces",
+    FOUR_KINGS: "four kings",
+    FOUR_QUEENS: "four queens",
+    FOUR_JACKS: "four jacks",
+}
+MELD_POINTS = {
+    MARRIAGE: 20,
+    ROYAL_MARRIAGE: 40,
+    FLUSH: 150,
+    PINOCHLE: 40,
+    FOUR_ACES: 100,
+    FOUR_KINGS: 80,
+    FOUR_QUEENS: 60,
+    FOUR_JACKS: 40,
+}
+CLASS_A, CLASS_B, CLASS_C = range(3)
+MELD_CLASS = {
+    MARRIAGE: CLASS_A,
+    ROYAL_MARRIAGE: CLASS_A,
+    FLUSH: CLASS_A,
+    PINOCHLE: CLASS_C,
+    FOUR_ACES: CLASS_B,
+    FOUR_KINGS: CLASS_B,
+    FOUR_QUEENS: CLASS_B,
+    FOUR_JACKS: CLASS_B,
+}
+
+PHASE2_RULES = ("standard", "must_head", "free")
+DECLARE_OUT_RULES = ("standard", "literal", "disabled")
+TURNUP_BONUS_RANKS = ("10", "9")
+
+PINOCHLE_GAME = GameType(
+    name="pinochle",
+    title="Pinochle (two-handed)",
+    min_seats=2,
+    max_seats=2,
+    rules_section="rules-spec.md §1",
+    options=(
+        OptionSpec(
+            "turnup_bonus_rank",
+            "10",
+            "D-PIN-1. The turn-up rank that scores 10 for the dealer: 10 = a Ten (the seed's"
+            " words); 9 = the 9 of trumps, the dix (standard rules).",
+            choices=TURNUP_BONUS_RANKS,
+        ),
+        OptionSpec(
+            "dix_points",
+            0,
+            "D-PIN-2. Points for exchanging the 9 of trumps for the turn-up, and for showing the"
+            " second 9 of trumps: 0 (the seed's table has no dix); 10 in standard rules.",
+            minimum=0,
+            maximum=100,
+        ),
+        OptionSpec(
+            "declare_out",
+            "standard",
+            "D-PIN-3. 'Deixar / retirar-se' on one's turn: standard = claim to have reached the"
+            " target (cumulative + this hand's melds + card points won so far); right wins,"
+            " wrong loses; literal = withdraw and tally both: whoever alone reached the target"
+            " wins, else the higher total (tie: the other player); disabled = no declaring.",
+            choices=DECLARE_OUT_RULES,
+        ),
+        OptionSpec(
+            "phase2_rule",
+            "standard",
+            "D-PIN-4. Obligations of the second player once the stock is out: standard = follow"
+            " suit, trump when void, beat a trump lead; must_head = follow suit and win the"
+            " trick if possible; free = any card (no obligations).",
+            choices=PHASE2_RULES,
+        ),
+    ),
+)
+
+
+# -- cards ----------------------------------------------------------------------------------
+
+
+def card_id(suit: int, rank: int, copy: int = 0) -> int:
+    """The id of a card from engine suit (0..3), engine rank (0..5) and copy."""
+    return 12 * suit + 2 * rank + copy
+
+
+def card_suit(card: int) -> int:
+    """Engine suit 0..3 (♣ ♦ ♥ ♠) of a card id."""
+    return card // 12
+
+
+def card_rank(card: int) -> int:
+    """Engine rank 0..5 (9 J Q K 10 A) of a card id."""
+    return (card >> 1) % 6
+
+
+def pinochle_card_name(card: int) -> str:
+    """``"QS#1"``: the queen of spades, copy 1."""
+    return f"{card_name(Suit(card // 12 + 1), RANKS[(card >> 1) % 6])}#{card & 1}"
+
+
+def parse_card(text: str) -> int:
+    """The id of ``"QS#1"`` (copy defaults to 0: ``"QS"``); also ``10``/``T`` and suit symbols."""
+    from referee.games.cards import parse_card as parse_face
+
+    face, _, copy = text.partition("#")
+    suit, rank = parse_face(face)
+    return card_id(suit - 1, RANKS.index(rank), int(copy or 0))
+
+
+SUIT_MASKS = tuple(0xFFF << (12 * s) for s in range(4))
+ALL_CARDS_MASK = (1 << NUM_CARDS) - 1
+
+
+def _bits(mask: int) -> tuple[int, ...]:
+    cards = []
+    while mask:
+        low = mask & -mask
+        cards.append(low.bit_length() - 1)
+        mask ^= low
+    return tuple(cards)
+
+
+_SUIT_CARDS = tuple(
+    tuple(tuple(12 * s + c for c in _bits(m)) for m in range(1 << 12)) for s in range(4)
+)
+
+
+def cards_of(mask: int) -> tuple[int, ...]:
+    """The card ids in a bitmask, ascending."""
+    return (
+        _SUIT_CARDS[0][mask & 0xFFF]
+        + _SUIT_CARDS[1][(mask >> 12) & 0xFFF]
+        + _SUIT_CARDS[2][(mask >> 24) & 0xFFF]
+        + _SUIT_CARDS[3][(mask >> 36) & 0xFFF]
+    )
+
+
+def mask_of(cards: Sequence[int]) -> int:
+    """The bitmask of some card ids."""
+    mask = 0
+    for card in cards:
+        mask |= 1 << card
+    return mask
+
+
+def _card_points_table() -> tuple[int, ...]:
+    table = [0] * (1 << 12)
+    for m in range(1 << 12):
+        table[m] = sum(CARD_POINTS[c >> 1] for c in _bits(m))
+    return tuple(table)
+
+
+_SUIT_POINTS = _card_points_table()
+
+
+def card_points(mask: int) -> int:
+    """Card points of the cards in a bitmask (PIN-E4)."""
+    return (
+        _SUIT_POINTS[mask & 0xFFF]
+        + _SUIT_POINTS[(mask >> 12) & 0xFFF]
+        + _SUIT_POINTS[(mask >> 24) & 0xFFF]
+        + _SUIT_POINTS[(mask >> 36) & 0xFFF]
+    )
+
+
+# -- tricks ---------------------------------------------------------------------------------
+
+
+def follower_wins(lead: int, follow: int, trump: int) -> bool:
+    """Whether the second card takes the trick (PIN-E1; PIN-A2, PIN-A3)."""
+    follow_suit = follow // 12
+    if follow_suit == lead // 12:
+        return follow >> 1 > lead >> 1
+    return follow_suit == trump
+
+
+def _above(card: int) -> int:
+    """Cards of the same suit strictly stronger than ``card``."""
+    return SUIT_MASKS[card // 12] & ~((1 << (2 * (card >> 1) + 2)) - 1)
+
+
+_ABOVE = tuple(_above(c) for c in range(NUM_CARDS))
+
+
+def legal_follow_mask(hand: int, lead: int, trump: int, rule: str) -> int:
+    """The cards the second player may play to ``lead`` once the stock is out (PIN-E6)."""
+    if rule == "free":
+        return hand
+    led = lead // 12
+    in_suit = hand & SUIT_MASKS[led]
+    if in_suit:
+        if rule == "must_head" or led == trump:
+            return (in_suit & _ABOVE[lead]) or in_suit
+        return in_suit
+    return (hand & SUIT_MASKS[trump]) or hand
+
+
+# -- melds ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeldSpec:
+    """One entry of the meld table: a meld type over specific physical cards."""
+
+    kind: int
+    """MARRIAGE (royal when ``suit`` is trumps), FLUSH, PINOCHLE or FOUR_*."""
+    suit: int
+    """The suit of a marriage or flush; -1 otherwise."""
+    cards: tuple[int, ...]
+    mask: int
+
+    def kind_in(self, trump: int) -> int:
+        """The meld type once trump is known (a marriage in trumps is royal)."""
+        if self.kind == MARRIAGE and self.suit == trump:
+            return ROYAL_MARRIAGE
+        return self.kind
+
+    def points(self, trump: int) -> int:
+        """What the meld scores with this trump."""
+        return MELD_POINTS[self.kind_in(trump)]
+
+
+def _meld_table() -> tuple[MeldSpec, ...]:
+    table: list[MeldSpec] = []
+    for suit in range(4):
+        for king in range(2):
+            for queen in range(2):
+                cards: tuple[int, ...] = (card_id(suit, KING, king), card_id(suit, QUEEN, queen))
+                table.append(MeldSpec(MARRIAGE, suit, cards, mask_of(cards)))
+    for suit in range(4):
+        for bits in range(32):
+            ranks = (ACE, TEN, KING, QUEEN, JACK)
+            cards = tuple(card_id(suit, r, (bits >> (4 - i)) & 1) for i, r in enumerate(ranks))
+            table.append(MeldSpec(FLUSH, suit, cards, mask_of(cards)))
+    for queen in range(2):
+        for jack in range(2):
+            cards = (card_id(SPADES, QUEEN, queen), card_id(DIAMONDS, JACK, jack))
+            table.append(MeldSpec(PINOCHLE, -1, cards, mask_of(cards)))
+    for kind, rank in (
+        (FOUR_ACES, ACE),
+        (FOUR_KINGS, KING),
+        (FOUR_QUEENS, QUEEN),
+        (FOUR_JACKS, JACK),
+    ):
+        for bits in range(16):
+            cards = tuple(card_id(s, rank, (bits >> s) & 1) for s in range(4))
+            table.append(MeldSpec(kind, -1, cards, mask_of(cards)))
+    assert len(table) == NUM_MELDS
+    return tuple(table)
+
+
+MELDS = _meld_table()
+
+
+def _pair(suit: int, rank: int) -> int:
+    return 3 << card_id(suit, rank)
+
+
+def _groups() -> tuple[tuple[tuple[int, ...], int, tuple[int, ...]], ...]:
+    """Meld templates: (pair masks every meld needs, trump suit or -1, meld ids)."""
+    groups: list[tuple[tuple[int, ...], int, tuple[int, ...]]] = []
+    for suit in range(4):
+        groups.append(
+            ((_pair(suit, KING), _pair(suit, QUEEN)), -1, tuple(range(4 * suit, 4 * suit + 4)))
+        )
+    for suit in range(4):
+        pairs = tuple(_pair(suit, r) for r in (ACE, TEN, KING, QUEEN, JACK))
+        groups.append((pairs, suit, tuple(range(16 + 32 * suit, 48 + 32 * suit))))
+    groups.append(((_pair(SPADES, QUEEN), _pair(DIAMONDS, JACK)), -1, tuple(range(144, 148))))
+    for r, rank in enumerate((ACE, KING, QUEEN, JACK)):
+        pairs = tuple(_pair(s, rank) for s in range(4))
+        groups.append((pairs, -1, tuple(range(148 + 16 * r, 164 + 16 * r))))
+    return tuple(groups)
+
+
+_GROUPS = _groups()
+_MELD_MASKS = tuple(spec.mask for spec in MELDS)
+_MELD_CLASS = tuple(MELD_CLASS[spec.kind] for spec in MELDS)
+
+
+def meld_is_legal(meld: int, hand: int, tabled: int, usage: Sequence[int], trump: int) -> bool:
+    """Whether a player holding ``hand`` (``tabled`` of it on the table) may declare ``meld``.
+
+    ``usage[3 * card + cls]`` is the highest value of a class-``cls`` meld that ``card`` was
+    already part of (0 if none). Checks: the cards are all held; at least one comes from the
+    concealed hand; a flush is of trumps; every tabled card is reused only in a meld of another
+    class or of higher value in the same class (PIN-E2, PIN-E3).
+    """
+    spec = MELDS[meld]
+    mask = spec.mask
+    if mask & ~hand or not mask & ~tabled:
+        return False
+    if spec.kind == FLUSH and spec.suit != trump:
+        return False
+    reused = mask & tabled
+    if reused:
+        value = spec.points(trump)
+        cls = _MELD_CLASS[meld]
+        while reused:
+            low = reused & -reused
+            if usage[3 * (low.bit_length() - 1) + cls] >= value:
+                return False
+            reused ^= low
+    return True
+
+
+def legal_melds(hand: int, tabled: int, usage: Sequence[int], trump: int) -> tuple[int, ...]:
+    """Every meld id the player may declare now, ascending."""
+    found: list[int] = []
+    for pairs, flush_suit, ids in _GROUPS:
+        if flush_suit >= 0 and flush_suit != trump:
+            continue
+        if not all(hand & pair for pair in pairs):
+            continue
+        for meld in ids:
+            if not _MELD_MASKS[meld] & ~hand and meld_is_legal(meld, hand, tabled, usage, trump):
+                found.append(meld)
+    return tuple(found)
+
+
+# -- game end -------------------------------------------------------------------------------
+
+
+def settle(scores: Sequence[int], target: int) -> tuple[int | None, int]:
+    """After a hand: (the winner or None, the target to play on to) (PIN-E5; PIN-A16).
+
+    While both totals have reached the target it rises by ``TARGET_STEP``; then a player who
+    alone has reached it wins.
+    """
+    while all(score >= target for score in scores):
+        target += TARGET_STEP
+    reached = [seat for seat, score in enumerate(scores) if score >= target]
+    return (reached[0] if reached else None), target
+
+
+# -- the state ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Meld:
+    """A meld as declared: who, which table entry, its type and points then."""
+
+    seat: int
+    meld: int
+    kind: int
+    cards: tuple[int, ...]
+    points: int
+
+
+@dataclass(frozen=True)
+class Trick:
+    """A finished trick."""
+
+    leader: int
+    cards: tuple[int, int]
+    winner: int
+
+
+@dataclass(frozen=True)
+class HandResult:
+    """How a finished (or declared) hand went, per seat."""
+
+    dealer: int
+    turn_up: int
+    meld_points: tuple[int, ...]
+    """Melds, turn-up bonus and dix points, as announced."""
+    card_points: tuple[int, ...]
+    last_trick: tuple[int, ...]
+    totals: tuple[int, ...]
+    """Scores after the hand."""
+
+
+@dataclass(frozen=True)
+class PinochleObservation:
+    """What one seat sees: its hand, the table, public history; never the other hand or stock."""
+
+    seat: int
+    hand_number: int
+    dealer: int
+    target: int
+    trump: int
+    turn_up: int | None
+    stock_size: int
+    phase: int
+    hand: tuple[int, ...]
+    tabled: tuple[tuple[int, ...], ...]
+    known: tuple[tuple[int, ...], ...]
+    hand_sizes: tuple[int, ...]
+    melds: tuple[Meld, ...]
+    scores: tuple[int, ...]
+    hand_points: tuple[int, ...]
+    trick_points: tuple[int, ...]
+    tricks_won: tuple[int, ...]
+    trick_leader: int
+    current_trick: tuple[int, ...]
+    completed_tricks: tuple[Trick, ...]
+    meld_options: tuple[int, ...]
+    previous_hands: tuple[HandResult, ...]
+    declared_by: int | None
+
+
+PHASE_STOCK = 1
+"""Phase 1: tricks while the stock lasts."""
+PHASE_MELD = 2
+"""Phase 1, after a trick: the winner may meld / exchange the dix before drawing."""
+PHASE_NO_STOCK = 3
+"""Phase 2: tricks after the stock is out."""
+PHASE_OVER = 4
+
+_NO_ACTIONS: tuple[int, ...] = ()
+
+
+class PinochleState(State):
+    """A whole game of two-handed Pinochle, from the first deal to 1,000 (or more)."""
+
+    game_type = PINOCHLE_GAME
+
+    def __init__(
+        self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
+    ) -> None:
+        super().__init__(num_seats, options, rng)
+        self.phase2_rule = str(options["phase2_rule"])
+        self.declare_rule = str(options["declare_out"])
+        self.dix_points = int(options["dix_points"])
+        self.bonus_rank = NINE if options["turnup_bonus_rank"] == "9" else TEN
+        self.scores = [0, 0]
+        self.target = FIRST_TARGET
+        self.first_dealer = rng.randrange(2)
+        self.hand_number = 0
+        self.previous_hands: list[HandResult] = []
+        self.final_scores: tuple[int, ...] | None = None
+        self.winner = -1
+        self.declared_by: int | None = None
+        self._deal()
+
+    # -- dealing and drawing ------------------------------------------------------------------
+
+    def _deal(self) -> None:
+        self.hand_number += 1
+        self.dealer = dealer = (self.first_dealer + self.hand_number - 1) % 2
+        deck = list(range(NUM_CARDS))
+        self.rng.shuffle(deck)
+        hands = [0, 0]
+        for packet in range(6):  # non-dealer, dealer, ... four cards at a time
+            seat = 1 - dealer if packet % 2 == 0 else dealer
+            hands[seat] |= mask_of(deck[4 * packet : 4 * packet + 4])
+        self.hands = hands
+        self.turn_up = self.original_turn_up = deck[24]
+        self.trump = deck[24] // 12
+        self.stock = deck[25:]
+        """Face-down stock, top first."""
+        self.stock_pos = 0
+        self.tabled = [0, 0]
+        self.known = [0, 0]
+        """Cards in each hand that the other player has seen go there (melded, turn-up)."""
+        self.usage = [0] * (3 * NUM_CARDS)
+        self.dixed = 0
+        self.melds: list[Meld] = []
+        self.hand_points = [0, 0]
+        self.trick_points = [0, 0]
+        self.tricks_won = [0, 0]
+        self.won_cards = [0, 0]
+        self.completed: list[Trick] = []
+        self.lead = -1
+        self.phase = PHASE_STOCK
+        self.to_act = self.trick_leader = 1 - dealer
+        self._melded = self._dix_done = False
+        self._meld_options: tuple[int, ...] = ()
+        self._legal: tuple[int, ...] | None = None
+        if self.turn_up >> 1 == card_id(self.trump, self.bonus_rank) >> 1:
+            self.hand_points[dealer] += TURNUP_BONUS
+
+    def _draw(self, winner: int) -> None:
+        """The winner draws the top stock card, the loser the next (or the turn-up)."""
+        loser = 1 - winner
+        stock, pos = self.stock, self.stock_pos
+        self.hands[winner] |= 1 << stock[pos]
+        if pos + 1 < len(stock):
+            self.hands[loser] |= 1 << stock[pos + 1]
+            self.stock_pos = pos + 2
+            self.phase = PHASE_STOCK
+        else:  # trick 12: the loser takes the card face up under the stock; phase 2 begins
+            turn_up = self.turn_up
+            self.hands[loser] |= 1 << turn_up
+            self.known[loser] |= 1 << turn_up
+            self.stock_pos = pos + 1
+            self.turn_up = -1
+            self.tabled = [0, 0]
+            self.phase = PHASE_NO_STOCK
+        self.to_act = self.trick_leader = winner
+
+    # -- the interface ------------------------------------------------------------------------
+
+    def current_seat(self) -> int:
+        return self.to_act
+
+    def legal_actions(self) -> Sequence[int]:
+        legal = self._legal
+        if legal is not None:
+            return legal
+        legal = self._legal = self._compute_legal()
+        return legal
+
+    def _compute_legal(self) -> tuple[int, ...]:
+        seat = self.to_act
+        if seat < 0:
+            return _NO_ACTIONS
+        extra = (DECLARE_OUT,) if self.declare_rule != "disabled" else _NO_ACTIONS
+        phase = self.phase
+        if phase == PHASE_MELD:
+            melds = self._meld_options if not self._melded else _NO_ACTIONS
+            return tuple(MELD_BASE + m for m in melds) + self._dix_actions(seat) + (DRAW,) + extra
+        hand = self.hands[seat]
+        if self.lead >= 0 and phase == PHASE_NO_STOCK:
+            hand = legal_follow_mask(hand, self.lead, self.trump, self.phase2_rule)
+        return cards_of(hand) + extra
+
+    def _dix_actions(self, seat: int) -> tuple[int, ...]:
+        if self._dix_done:
+            return _NO_ACTIONS
+        nine = card_id(self.trump, NINE)
+        turn_up_is_dix = self.turn_up >> 1 == nine >> 1
+        if turn_up_is_dix and not self.dix_points:
+            return _NO_ACTIONS
+        return tuple(
+            DIX_BASE + copy
+            for copy in (0, 1)
+            if (self.hands[seat] >> (nine + copy)) & 1 and not (self.dixed >> (nine + copy)) & 1
+        )
+
+    def apply(self, action: int) -> None:
+        seat = self.to_act
+        if seat < 0:
+            raise IllegalActionError("the game is over")
+        if action not in self.legal_actions():
+            raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
+        self._legal = None
+        if action < MELD_BASE:
+            self._play(seat, action)
+        elif action < DIX_BASE:
+            self._meld(seat, action - MELD_BASE)
+        elif action < DRAW:
+            self._dix(seat, card_id(self.trump, NINE, action - DIX_BASE))
+        elif action == DRAW:
+            self._draw(seat)
+        else:
+            self._declare_out(seat)
+
+    def _play(self, seat: int, card: int) -> None:
+        bit = 1 << card
+        self.hands[seat] ^= bit
+        self.tabled[seat] &= ~bit
+        self.known[seat] &= ~bit
+        lead = self.lead
+        if lead < 0:
+            self.lead = card
+            self.to_act = 1 - seat
+            return
+        leader = 1 - seat
+        winner = seat if follower_wins(lead, card, self.trump) else leader
+        cards = (1 << lead) | bit
+        self.won_cards[winner] |= cards
+        self.trick_points[winner] += card_points(cards)
+        self.tricks_won[winner] += 1
+        self.completed.append(Trick(leader, (lead, card), winner))
+        self.lead = -1
+        if self.phase == PHASE_STOCK:
+            self._begin_meld_turn(winner)
+        elif len(self.completed) < TRICKS_PER_HAND:
+            self.to_act = self.trick_leader = winner
+        else:
+            self._end_hand(winner)
+
+    def _begin_meld_turn(self, winner: int) -> None:
+        self._melded = self._dix_done = False
+        self._meld_options = legal_melds(
+            self.hands[winner], self.tabled[winner], self.usage, self.trump
+        )
+        self.to_act = winner
+        if self._meld_options or self._dix_actions(winner):
+            self.phase = PHASE_MELD
+        else:
+            self._draw(winner)
+
+    def _after_meld_action(self, seat: int) -> None:
+        if not self._melded:
+            self._meld_options = legal_melds(
+                self.hands[seat], self.tabled[seat], self.usage, self.trump
+            )
+        if (self._melded or not self._meld_options) and not self._dix_actions(seat):
+            self._draw(seat)
+
+    def _meld(self, seat: int, meld: int) -> None:
+        spec = MELDS[meld]
+        kind = spec.kind_in(self.trump)
+        points = MELD_POINTS[kind]
+        cls = MELD_CLASS[kind]
+        for card in spec.cards:
+            slot = 3 * card + cls
+            if self.usage[slot] < points:
+                self.usage[slot] = points
+        self.tabled[seat] |= spec.mask
+        self.known[seat] |= spec.mask
+        self.hand_points[seat] += points
+        self.melds.append(Meld(seat, meld, kind, spec.cards, points))
+        self._melded = True
+        self._meld_options = _NO_ACTIONS
+        self._after_meld_action(seat)
+
+    def _dix(self, seat: int, nine: int) -> None:
+        turn_up = self.turn_up
+        if turn_up >> 1 != nine >> 1:  # exchange
+            self.hands[seat] ^= (1 << nine) | (1 << turn_up)
+            self.known[seat] |= 1 << turn_up
+            self.turn_up = nine
+        else:  # the turn-up already is a dix: show the second one
+            self.known[seat] |= 1 << nine
+        self.dixed |= 1 << nine
+        self.hand_points[seat] += self.dix_points
+        self._dix_done = True
+        self._after_meld_action(seat)
+
+    def claim(self, seat: int) -> int:
+        """What ``seat`` would count if it declared out now (PIN-A15, PIN-A17)."""
+        return self.scores[seat] + self.hand_points[seat] + self.trick_points[seat]
+
+    def _declare_out(self, seat: int) -> None:
+        other = 1 - seat
+        claims = (self.claim(0), self.claim(1))
+        final = [0, 0]
+        if self.declare_rule == "standard":
+            right = claims[seat] >= self.target
+            self.winner = seat if right else other
+            final[seat] = claims[seat] if right else 0
+            final[other] = self.scores[other]
+        else:  # literal: withdraw; the tally decides
+            reached = [s for s in (0, 1) if claims[s] >= self.target]
+            if len(reached) == 1:
+                self.winner = reached[0]
+            elif claims[seat] > claims[other]:
+                self.winner = seat
+            else:
+                self.winner = other
+            final = list(claims)
+        self.declared_by = seat
+        self._record_hand((0, 0), tuple(final))
+        self._finish(tuple(final))
+
+    def _end_hand(self, last_winner: int) -> None:
+        last = [0, 0]
+        last[last_winner] = LAST_TRICK_BONUS
+        for seat in (0, 1):
+            self.scores[seat] += self.hand_points[seat] + self.trick_points[seat] + last[seat]
+        self._record_hand(tuple(last), tuple(self.scores))
+        winner, self.target = settle(self.scores, self.target)
+        if winner is None:
+            self._deal()
+        else:
+            self.winner = winner
+            self._finish(tuple(self.scores))
+
+    def _record_hand(self, last: tuple[int, ...], totals: tuple[int, ...]) -> None:
+        self.previous_hands.append(
+            HandResult(
+                dealer=self.dealer,
+                turn_up=self.original_turn_up,
+                meld_points=tuple(self.hand_points),
+                card_points=tuple(self.trick_points),
+                last_trick=last,
+                totals=totals,
+            )
+        )
+
+    def _finish(self, final: tuple[int, ...]) -> None:
+        self.final_scores = final
+        self.to_act = -1
+        self.phase = PHASE_OVER
+        self._legal = _NO_ACTIONS
+
+    # -- results and views --------------------------------------------------------------------
+
+    def outcome(self) -> Outcome:
+        if self.final_scores is None:
+            raise RuntimeError("the game is not over")
+        ranks = tuple(1 if seat == self.winner else 2 for seat in (0, 1))
+        return Outcome(self.final_scores, ranks)
+
+    def scores_so_far(self) -> tuple[int, ...]:
+        if self.final_scores is not None:
+            return self.final_scores
+        return (self.scores[0] + self.hand_points[0], self.scores[1] + self.hand_points[1])
+
+    def observe(self, seat: int) -> PinochleObservation:
+        return PinochleObservation(
+            seat=seat,
+            hand_number=self.hand_number,
+            dealer=self.dealer,
+            target=self.target,
+            trump=self.trump,
+            turn_up=self.turn_up if self.turn_up >= 0 else None,
+            stock_size=len(self.stock) - self.stock_pos,
+            phase=self.phase,
+            hand=cards_of(self.hands[seat]),
+            tabled=(cards_of(self.tabled[0]), cards_of(self.tabled[1])),
+            known=(cards_of(self.known[0]), cards_of(self.known[1])),
+            hand_sizes=(self.hands[0].bit_count(), self.hands[1].bit_count()),
+            melds=tuple(self.melds),
+            scores=tuple(self.scores),
+            hand_points=tuple(self.hand_points),
+            trick_points=tuple(self.trick_points),
+            tricks_won=tuple(self.tricks_won),
+            trick_leader=self.trick_leader,
+            current_trick=(self.lead,) if self.lead >= 0 else (),
+            completed_tricks=tuple(self.completed),
+            meld_options=self._meld_options
+            if self.phase == PHASE_MELD and seat == self.to_act and not self._melded
+            else (),
+            previous_hands=tuple(self.previous_hands),
+            declared_by=self.declared_by,
+        )
+
+    def describe_action(self, action: int) -> str:
+        if 0 <= action < MELD_BASE:
+            return f"play {pinochle_card_name(action)}"
+        if MELD_BASE <= action < DIX_BASE:
+            spec = MELDS[action - MELD_BASE]
+            cards = " ".join(pinochle_card_name(c) for c in spec.cards)
+            trump = getattr(self, "trump", -1)
+            return f"meld {MELD_NAMES[spec.kind_in(trump)]} {cards}"
+        if DIX_BASE <= action < DRAW:
+            return f"exchange the dix (copy {action - DIX_BASE})"
+        if action == DRAW:
+            return "draw"
+        if action == DECLARE_OUT:
+            return "declare out"
+        return f"action {action}"
+
+    def private_cards(self, seat: int) -> frozenset[int]:
+        return frozenset(cards_of(self.hands[seat] & ~self.known[seat]))
+
+    def concealed_cards(self) -> frozenset[int]:
+        return frozenset(self.stock[self.stock_pos :])
+
+    def public_cards(self) -> frozenset[int]:
+        hidden = self.hands[0] & ~self.known[0] | self.hands[1] & ~self.known[1]
+        hidden |= mask_of(self.stock[self.stock_pos :])
+        return frozenset(cards_of(ALL_CARDS_MASK & ~hidden))
+
+    def all_cards(self) -> frozenset[int]:
+        return _ALL_CARDS
+
+
+_ALL_CARDS = frozenset(range(NUM_CARDS))
