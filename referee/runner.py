@@ -20,6 +20,7 @@ from referee.codec.record import match_record
 from referee.codec.requests import choose_action_request
 from referee.games.api import Game
 from referee.match import Fault, FaultKind, FaultPolicy, Match, MoveLog, TimeControl
+from referee.metrics import GameMetrics, Metrics
 
 NOTIFY_TIMEOUT_S = 5.0
 """Time a bot has to answer GetInfo, StartMatch and EndMatch."""
@@ -65,13 +66,48 @@ async def _gather(calls: Sequence[Callable[[], Awaitable[CallResult]]]) -> list[
 
 
 async def play_match(
-    spec: MatchSpec, pool: BotPool, on_move: MoveListener | None = None
+    spec: MatchSpec,
+    pool: BotPool,
+    on_move: MoveListener | None = None,
+    metrics: Metrics | None = None,
 ) -> record_pb2.MatchRecord:
     """Play ``spec`` to its end (or void it) and return the match record.
 
     Every bot failure becomes a recorded fault; this never raises because of a bot. Cancelling
-    the caller cancels the RPC in flight.
+    the caller cancels the RPC in flight. ``metrics``, when given, counts the match, its
+    decisions, call latencies and faults.
     """
+    game_metrics = metrics.for_game(spec.game.type.name) if metrics is not None else None
+    if game_metrics is None:
+        return await _play_match(spec, pool, on_move, None)
+    game_metrics.started.inc()
+    game_metrics.in_flight.inc()
+    started = time.perf_counter()
+    try:
+        record = await _play_match(spec, pool, on_move, game_metrics)
+    finally:
+        game_metrics.in_flight.dec()
+    game_metrics.duration.observe(time.perf_counter() - started)
+    game_metrics.finished[_OUTCOME_NAMES[record.status]].inc()
+    if record.status == record_pb2.MATCH_STATUS_FORFEITED:
+        game_metrics.forfeits.inc()
+    return record
+
+
+_OUTCOME_NAMES = {
+    record_pb2.MATCH_STATUS_COMPLETED: "completed",
+    record_pb2.MATCH_STATUS_FORFEITED: "forfeited",
+    record_pb2.MATCH_STATUS_VOIDED: "voided",
+    record_pb2.MATCH_STATUS_ABORTED: "aborted",
+}
+
+
+async def _play_match(
+    spec: MatchSpec,
+    pool: BotPool,
+    on_move: MoveListener | None,
+    game_metrics: GameMetrics | None,
+) -> record_pb2.MatchRecord:
     started_at = _now_us()
     game, codec = spec.game, codec_for(spec.game)
     match = Match(game, spec.seed, spec.time_control, spec.policy)
@@ -113,7 +149,7 @@ async def play_match(
             ]
         )
         while not match.is_over:
-            log = await _play_one_move(match, spec, bots, codec, settings)
+            log = await _play_one_move(match, spec, bots, codec, settings, game_metrics)
             if on_move is not None:
                 on_move(match, log)
         end_requests = _end_requests(match, spec.match_id)
@@ -135,6 +171,24 @@ async def play_match(
 
 
 async def _play_one_move(
+    match: Match,
+    spec: MatchSpec,
+    bots: Sequence[BotEndpoint],
+    codec: GameCodec,
+    settings: options_pb2.GameSettings,
+    game_metrics: GameMetrics | None,
+) -> MoveLog:
+    log = await _decide(match, spec, bots, codec, settings)
+    if game_metrics is not None:
+        result = log.fault.kind.name.lower() if log.fault else "ok"
+        game_metrics.decisions.inc()
+        game_metrics.call_duration[result].observe(log.elapsed_us / 1e6)
+        if log.fault:
+            game_metrics.faults[result].inc()
+    return log
+
+
+async def _decide(
     match: Match,
     spec: MatchSpec,
     bots: Sequence[BotEndpoint],
