@@ -70,21 +70,23 @@ async def play_match(
     pool: BotPool,
     on_move: MoveListener | None = None,
     metrics: Metrics | None = None,
+    stop: trio.Event | None = None,
 ) -> record_pb2.MatchRecord:
     """Play ``spec`` to its end (or void it) and return the match record.
 
     Every bot failure becomes a recorded fault; this never raises because of a bot. Cancelling
     the caller cancels the RPC in flight. ``metrics``, when given, counts the match, its
-    decisions, call latencies and faults.
+    decisions, call latencies and faults. Once ``stop`` is set the match is aborted at the next
+    move boundary and its record (status ABORTED, moves so far) returned.
     """
     game_metrics = metrics.for_game(spec.game.type.name) if metrics is not None else None
     if game_metrics is None:
-        return await _play_match(spec, pool, on_move, None)
+        return await _play_match(spec, pool, on_move, None, stop)
     game_metrics.started.inc()
     game_metrics.in_flight.inc()
     started = time.perf_counter()
     try:
-        record = await _play_match(spec, pool, on_move, game_metrics)
+        record = await _play_match(spec, pool, on_move, game_metrics, stop)
     finally:
         game_metrics.in_flight.dec()
     game_metrics.duration.observe(time.perf_counter() - started)
@@ -107,6 +109,7 @@ async def _play_match(
     pool: BotPool,
     on_move: MoveListener | None,
     game_metrics: GameMetrics | None,
+    stop: trio.Event | None,
 ) -> record_pb2.MatchRecord:
     started_at = _now_us()
     game, codec = spec.game, codec_for(spec.game)
@@ -149,6 +152,9 @@ async def _play_match(
             ]
         )
         while not match.is_over:
+            if stop is not None and stop.is_set():
+                match.abort("the referee stopped before the end")
+                break
             log = await _play_one_move(match, spec, bots, codec, settings, game_metrics)
             if on_move is not None:
                 on_move(match, log)
