@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from referee.codec.base import GameCodec
 from referee.codec.king import KingCodec
+from referee.codec.klaberjass import KlaberjassCodec
 from referee.codec.mau_mau import MauMauCodec
 from referee.codec.oh_hell import OhHellCodec
 from referee.codec.pinochle import PinochleCodec
@@ -14,6 +15,7 @@ CODECS: dict[str, type[GameCodec]] = {
     "mau-mau": MauMauCodec,
     "king": KingCodec,
     "pinochle": PinochleCodec,
+    "klaberjass": KlaberjassCodec,
 }
 
 

@@ -6,11 +6,14 @@ from collections.abc import Mapping
 
 from referee.games.api import Game, GameType, InvalidOptionsError, State
 from referee.games.king import KingState
+from referee.games.klaberjass import KlaberjassState
 from referee.games.mau_mau import MauMauState
 from referee.games.oh_hell import OhHellState
+from referee.games.pinochle import PinochleState
 
 STATE_CLASSES: dict[str, type[State]] = {
-    cls.game_type.name: cls for cls in (OhHellState, MauMauState, KingState)
+    cls.game_type.name: cls
+    for cls in (OhHellState, KlaberjassState, MauMauState, KingState, PinochleState)
 }
 
 

@@ -24,19 +24,20 @@ _sym_db = _symbol_database.Default()
 
 from cardarena.game.v1 import mau_mau_pb2 as cardarena_dot_game_dot_v1_dot_mau__mau__pb2
 from cardarena.game.v1 import king_pb2 as cardarena_dot_game_dot_v1_dot_king__pb2
+from cardarena.game.v1 import klaberjass_pb2 as cardarena_dot_game_dot_v1_dot_klaberjass__pb2
 from cardarena.game.v1 import oh_hell_pb2 as cardarena_dot_game_dot_v1_dot_oh__hell__pb2
 from cardarena.game.v1 import pinochle_pb2 as cardarena_dot_game_dot_v1_dot_pinochle__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63\x61rdarena/game/v1/game.proto\x12\x11\x63\x61rdarena.game.v1\x1a\x1f\x63\x61rdarena/game/v1/mau_mau.proto\x1a\x1c\x63\x61rdarena/game/v1/king.proto\x1a\x1f\x63\x61rdarena/game/v1/oh_hell.proto\x1a cardarena/game/v1/pinochle.proto\"\xf7\x01\n\x0bObservation\x12\x37\n\x07oh_hell\x18\x01 \x01(\x0b\x32$.cardarena.game.v1.OhHellObservationH\x00\x12:\n\x08pinochle\x18\x02 \x01(\x0b\x32&.cardarena.game.v1.PinochleObservationH\x00\x12\x32\n\x04king\x18\x03 \x01(\x0b\x32\".cardarena.game.v1.KingObservationH\x00\x12\x37\n\x07mau_mau\x18\x04 \x01(\x0b\x32$.cardarena.game.v1.MauMauObservationH\x00\x42\x06\n\x04game\"\xde\x01\n\x06\x41\x63tion\x12\x32\n\x07oh_hell\x18\x01 \x01(\x0b\x32\x1f.cardarena.game.v1.OhHellActionH\x00\x12\x35\n\x08pinochle\x18\x02 \x01(\x0b\x32!.cardarena.game.v1.PinochleActionH\x00\x12-\n\x04king\x18\x03 \x01(\x0b\x32\x1d.cardarena.game.v1.KingActionH\x00\x12\x32\n\x07mau_mau\x18\x04 \x01(\x0b\x32\x1f.cardarena.game.v1.MauMauActionH\x00\x42\x06\n\x04gameb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63\x61rdarena/game/v1/game.proto\x12\x11\x63\x61rdarena.game.v1\x1a\x1f\x63\x61rdarena/game/v1/mau_mau.proto\x1a\x1c\x63\x61rdarena/game/v1/king.proto\x1a\"cardarena/game/v1/klaberjass.proto\x1a\x1f\x63\x61rdarena/game/v1/oh_hell.proto\x1a cardarena/game/v1/pinochle.proto\"\xb7\x02\n\x0bObservation\x12\x37\n\x07oh_hell\x18\x01 \x01(\x0b\x32$.cardarena.game.v1.OhHellObservationH\x00\x12:\n\x08pinochle\x18\x02 \x01(\x0b\x32&.cardarena.game.v1.PinochleObservationH\x00\x12\x32\n\x04king\x18\x03 \x01(\x0b\x32\".cardarena.game.v1.KingObservationH\x00\x12\x37\n\x07mau_mau\x18\x04 \x01(\x0b\x32$.cardarena.game.v1.MauMauObservationH\x00\x12>\n\nklaberjass\x18\x05 \x01(\x0b\x32(.cardarena.game.v1.KlaberjassObservationH\x00\x42\x06\n\x04game\"\x99\x02\n\x06\x41\x63tion\x12\x32\n\x07oh_hell\x18\x01 \x01(\x0b\x32\x1f.cardarena.game.v1.OhHellActionH\x00\x12\x35\n\x08pinochle\x18\x02 \x01(\x0b\x32!.cardarena.game.v1.PinochleActionH\x00\x12-\n\x04king\x18\x03 \x01(\x0b\x32\x1d.cardarena.game.v1.KingActionH\x00\x12\x32\n\x07mau_mau\x18\x04 \x01(\x0b\x32\x1f.cardarena.game.v1.MauMauActionH\x00\x12\x39\n\nklaberjass\x18\x05 \x01(\x0b\x32#.cardarena.game.v1.KlaberjassActionH\x00\x42\x06\n\x04gameb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cardarena.game.v1.game_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_OBSERVATION']._serialized_start=182
-  _globals['_OBSERVATION']._serialized_end=429
-  _globals['_ACTION']._serialized_start=432
-  _globals['_ACTION']._serialized_end=654
+  _globals['_OBSERVATION']._serialized_start=218
+  _globals['_OBSERVATION']._serialized_end=529
+  _globals['_ACTION']._serialized_start=532
+  _globals['_ACTION']._serialized_end=813
 # @@protoc_insertion_point(module_scope)

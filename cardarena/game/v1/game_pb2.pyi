@@ -4,6 +4,7 @@ isort:skip_file
 The game-independent envelope: one observation and one action type for every game."""
 
 from cardarena.game.v1 import king_pb2 as _king_pb2
+from cardarena.game.v1 import klaberjass_pb2 as _klaberjass_pb2
 from cardarena.game.v1 import mau_mau_pb2 as _mau_mau_pb2
 from cardarena.game.v1 import oh_hell_pb2 as _oh_hell_pb2
 from cardarena.game.v1 import pinochle_pb2 as _pinochle_pb2
@@ -33,6 +34,7 @@ class Observation(_message.Message):
     PINOCHLE_FIELD_NUMBER: _builtins.int
     KING_FIELD_NUMBER: _builtins.int
     MAU_MAU_FIELD_NUMBER: _builtins.int
+    KLABERJASS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def oh_hell(self) -> _oh_hell_pb2.OhHellObservation:
         """An Oh Hell observation."""
@@ -49,6 +51,10 @@ class Observation(_message.Message):
     def mau_mau(self) -> _mau_mau_pb2.MauMauObservation:
         """A Mau-Mau observation."""
 
+    @_builtins.property
+    def klaberjass(self) -> _klaberjass_pb2.KlaberjassObservation:
+        """A Klaberjass observation."""
+
     def __init__(
         self,
         *,
@@ -56,12 +62,13 @@ class Observation(_message.Message):
         pinochle: _pinochle_pb2.PinochleObservation | None = ...,
         king: _king_pb2.KingObservation | None = ...,
         mau_mau: _mau_mau_pb2.MauMauObservation | None = ...,
+        klaberjass: _klaberjass_pb2.KlaberjassObservation | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "klaberjass", b"klaberjass", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "klaberjass", b"klaberjass", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "pinochle", "king", "mau_mau"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "pinochle", "king", "mau_mau", "klaberjass"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 
@@ -79,6 +86,7 @@ class Action(_message.Message):
     PINOCHLE_FIELD_NUMBER: _builtins.int
     KING_FIELD_NUMBER: _builtins.int
     MAU_MAU_FIELD_NUMBER: _builtins.int
+    KLABERJASS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def oh_hell(self) -> _oh_hell_pb2.OhHellAction:
         """An Oh Hell action."""
@@ -95,6 +103,10 @@ class Action(_message.Message):
     def mau_mau(self) -> _mau_mau_pb2.MauMauAction:
         """A Mau-Mau action."""
 
+    @_builtins.property
+    def klaberjass(self) -> _klaberjass_pb2.KlaberjassAction:
+        """A Klaberjass action."""
+
     def __init__(
         self,
         *,
@@ -102,12 +114,13 @@ class Action(_message.Message):
         pinochle: _pinochle_pb2.PinochleAction | None = ...,
         king: _king_pb2.KingAction | None = ...,
         mau_mau: _mau_mau_pb2.MauMauAction | None = ...,
+        klaberjass: _klaberjass_pb2.KlaberjassAction | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "klaberjass", b"klaberjass", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "king", b"king", "klaberjass", b"klaberjass", "mau_mau", b"mau_mau", "oh_hell", b"oh_hell", "pinochle", b"pinochle"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "pinochle", "king", "mau_mau"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["oh_hell", "pinochle", "king", "mau_mau", "klaberjass"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 

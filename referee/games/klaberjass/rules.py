@@ -1,0 +1,854 @@
+"""Klaberjass, two-handed Belote with 32 cards, game to 500 (seed 003; rules reference section 4).
+
+Each hand the dealer deals 3+3 cards to each player, non-dealer first, and turns up the next card.
+Round 1 of bidding: the non-dealer, then the dealer, may ACCEPT the turn-up's suit as trump or
+PASS. Round 2: each in the same order may NAME another suit or PASS. Whoever accepts or names is
+the maker; four passes void the hand (nothing scores, the deal passes). Otherwise 3 more cards
+each, non-dealer first (9 each), and the bottom card of the stock is shown to both. The holder of
+the 7 of trumps may exchange it for the turn-up (only when the turn-up's suit is trump, by
+default). Then the non-dealer and the dealer may each declare one sequence (3+ cards in a row of
+one suit, order A K Q J T 9 8 7): the longer wins, then the higher top card, then the one in
+trumps, else neither; only the best scores, 20 for three cards and 50 for four or more, and it is
+shown once the first trick is over. Nine tricks follow, the non-dealer leading: follow suit; if
+void, trump; when trump is led, beat it if possible. Trumps rank J 9 A T K Q 8 7 and plain suits
+A T K Q J 9 8 7. Card points: trump J 20, trump 9 14, A 11, T 10, K 4, Q 3, plain J 2; the last
+trick 10. A player who holds K and Q of trumps may announce bella (+20) when playing the second.
+Each side's total is card points + last trick + sequence + bella. If the maker's total beats the
+opponent's, both score their totals; on a tie the maker scores 0 and the opponent his own; if the
+maker is beaten the opponent scores both totals. The game ends after a hand in which someone has
+reached 500: the higher total wins.
+
+Decisions the seed leaves open, fixed as the reference resolves them (section 4.2): the first
+dealer is drawn at random and the deal alternates every hand (KLAB-A2); packets go to the
+non-dealer first (A3); the non-dealer leads (A5); round 2 may not name the turn-up's suit (A7);
+the dix exchange comes before declarations (A9); declaring and announcing bella are optional
+(A12, A13), and sequences, bella and the last trick count in the maker's test (A14); a trump led
+that cannot be beaten is still followed with a trump (A15); plain leads need not be headed (A16).
+The D-KLAB-* decisions are options: ``dix_with_named_trump`` (D-KLAB-1),
+``sequences_scored`` (D-KLAB-2), ``tie_at_target`` (D-KLAB-3); ``target_score`` sets the 500.
+
+Simplifications for a referee: a player is offered only the maximal runs in his hand to
+declare (a shorter part of a run never compares better), and a seat with no run of three, or a
+seat not holding the 7 of trumps, is not asked at all. When two declarations meet, both seats
+see each declared length and top rank at once (the "how high?" exchange of the table); the
+scoring sequence's cards are shown after trick 1. In the ``all_of_best_holder`` variant the best
+holder also scores every other maximal run in his hand.
+
+Cards: ``id = 8 * (suit - 1) + r`` with ``r`` 0..7 for 7 8 9 T J Q K A (``Suit`` numbering), so a
+run in sequence order is a run of adjacent bits.
+
+Actions:
+- ``0..31``: play that card; ``32 + c``: play K or Q of trumps ``c`` and announce bella;
+- ``64`` PASS; ``65`` ACCEPT the turn-up's suit; ``66 + s`` NAME suit ``s`` (``Suit - 1``);
+- ``70`` EXCHANGE the 7 of trumps for the turn-up; ``71`` KEEP it;
+- ``72`` declare no sequence; ``128 + 64*s + 8*(length-1) + low`` declare the run of ``length``
+  cards of suit ``s`` whose lowest card has rank index ``low``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from referee.games.api import (
+    GameType,
+    IllegalActionError,
+    OptionSpec,
+    OptionValue,
+    Outcome,
+    State,
+    ranks_from_keys,
+)
+from referee.games.cards import RANK_LETTERS, SUIT_LETTERS, Rank, Suit
+
+DECK_SIZE = 32
+HAND_SIZE = 9
+TRICKS = 9
+
+BELLA_BASE = 32
+PASS = 64
+ACCEPT = 65
+NAME_BASE = 66
+EXCHANGE = 70
+KEEP = 71
+NO_SEQUENCE = 72
+DECLARE_BASE = 128
+
+# Phases of a hand.
+BIDDING_TURN_UP = 1
+BIDDING_OTHER_SUIT = 2
+DIX = 3
+DECLARING = 4
+PLAYING = 5
+GAME_OVER = 6
+
+LAST_TRICK_BONUS = 10
+BELLA_POINTS = 20
+SEQUENCE_OF_THREE = 20
+SEQUENCE_OF_FOUR_OR_MORE = 50
+
+RANKS = (
+    Rank.SEVEN,
+    Rank.EIGHT,
+    Rank.NINE,
+    Rank.TEN,
+    Rank.JACK,
+    Rank.QUEEN,
+    Rank.KING,
+    Rank.ACE,
+)
+"""Rank of each rank index 0..7 (sequence order, low to high)."""
+R7, R8, R9, RT, RJ, RQ, RK, RA = range(8)
+
+TRUMP_ORDER = (R7, R8, RQ, RK, RT, RA, R9, RJ)
+"""Trump ranks from lowest to highest: 7 8 Q K T A 9 J."""
+PLAIN_ORDER = (R7, R8, R9, RJ, RQ, RK, RT, RA)
+"""Plain-suit ranks from lowest to highest: 7 8 9 J Q K T A."""
+TRUMP_POINTS = {RJ: 20, R9: 14, RA: 11, RT: 10, RK: 4, RQ: 3}
+PLAIN_POINTS = {RA: 11, RT: 10, RK: 4, RQ: 3, RJ: 2}
+
+DIX_CHOICES = (False, True)
+SEQUENCE_MODES = ("best_only", "all_of_best_holder")
+TIE_MODES = ("another_hand", "shared_win")
+
+KLABERJASS = GameType(
+    name="klaberjass",
+    title="Klaberjass",
+    min_seats=2,
+    max_seats=2,
+    rules_section="rules-spec.md §4",
+    options=(
+        OptionSpec(
+            "dix_with_named_trump",
+            False,
+            "D-KLAB-1. Whether the holder of the 7 of trumps may exchange it for the turn-up"
+            " when trump was named in round 2: false = no, the turn-up is turned down (default);"
+            " true = yes (seed literal).",
+        ),
+        OptionSpec(
+            "sequences_scored",
+            "best_only",
+            "D-KLAB-2. best_only = only the single best declared sequence scores (seed);"
+            " all_of_best_holder = its holder also scores every other sequence in his hand.",
+            choices=SEQUENCE_MODES,
+        ),
+        OptionSpec(
+            "tie_at_target",
+            "another_hand",
+            "D-KLAB-3. Both players at or past the target with equal totals: another_hand ="
+            " play on until the totals differ (default); shared_win = the game ends, both rank 1.",
+            choices=TIE_MODES,
+        ),
+        OptionSpec(
+            "target_score",
+            500,
+            "The game ends after a hand in which a player has reached this total (seed: 500).",
+            minimum=1,
+            maximum=100_000,
+        ),
+    ),
+)
+
+# -- card tables -------------------------------------------------------------------------------
+
+
+def card_id(suit: Suit, rank: Rank) -> int:
+    """The id of a card."""
+    return 8 * (suit - 1) + RANKS.index(rank)
+
+
+def card_suit(card: int) -> Suit:
+    """The ``Suit`` of a card id."""
+    return Suit(card // 8 + 1)
+
+
+def card_rank(card: int) -> Rank:
+    """The ``Rank`` of a card id."""
+    return RANKS[card % 8]
+
+
+def card_name(card: int) -> str:
+    """``"JH"`` for the jack of hearts."""
+    return RANK_LETTERS[card_rank(card)] + SUIT_LETTERS[card_suit(card)]
+
+
+def parse_card(text: str) -> int:
+    """The id of a card written ``"JH"``, ``"10♥"`` or ``"TH"``."""
+    from referee.games.cards import parse_card as parse
+
+    suit, rank = parse(text)
+    if rank not in RANKS:
+        raise ValueError(f"no {text!r} in the 32-card deck")
+    return card_id(suit, rank)
+
+
+SUIT_MASK = tuple(0xFF << (8 * s) for s in range(4))
+_ALL_CARDS = frozenset(range(DECK_SIZE))
+_DECK_ORDER = tuple(range(DECK_SIZE))
+
+
+def _strength(card: int, trump: int) -> int:
+    r = card % 8
+    return TRUMP_ORDER.index(r) if card // 8 == trump else PLAIN_ORDER.index(r)
+
+
+def card_points(card: int, trump: int) -> int:
+    """Points of a card when ``trump`` (``Suit - 1``) is trumps."""
+    r = card % 8
+    return TRUMP_POINTS.get(r, 0) if card // 8 == trump else PLAIN_POINTS.get(r, 0)
+
+
+def _follower_wins(lead: int, follow: int, trump: int) -> bool:
+    if follow // 8 == lead // 8:
+        return _strength(follow, trump) > _strength(lead, trump)
+    return follow // 8 == trump
+
+
+# _FOLLOWER_WINS[trump][32 * lead + follow], _TRICK_POINTS[trump][32 * lead + follow]
+_FOLLOWER_WINS = tuple(
+    tuple(_follower_wins(a, b, t) for a in range(DECK_SIZE) for b in range(DECK_SIZE))
+    for t in range(4)
+)
+_TRICK_POINTS = tuple(
+    tuple(card_points(a, t) + card_points(b, t) for a in range(DECK_SIZE) for b in range(DECK_SIZE))
+    for t in range(4)
+)
+# _HIGHER_TRUMP[c]: the cards of c's suit that beat c when that suit is trumps.
+_HIGHER_TRUMP = tuple(
+    sum(
+        1 << (8 * (c // 8) + r) for r in range(8) if TRUMP_ORDER.index(r) > TRUMP_ORDER.index(c % 8)
+    )
+    for c in range(DECK_SIZE)
+)
+_BYTE_CARDS = tuple(
+    tuple(tuple(8 * s + r for r in range(8) if byte >> r & 1) for byte in range(256))
+    for s in range(4)
+)
+
+
+def cards_of(mask: int) -> tuple[int, ...]:
+    """The card ids in a bitmask, ascending."""
+    return (
+        _BYTE_CARDS[0][mask & 0xFF]
+        + _BYTE_CARDS[1][(mask >> 8) & 0xFF]
+        + _BYTE_CARDS[2][(mask >> 16) & 0xFF]
+        + _BYTE_CARDS[3][mask >> 24]
+    )
+
+
+def trick_winner(lead: int, follow: int, trump: int) -> int:
+    """0 if the leader's card takes the trick, 1 if the follower's (KLAB-E2, E4)."""
+    return 1 if _FOLLOWER_WINS[trump][32 * lead + follow] else 0
+
+
+def legal_follow_mask(hand: int, lead: int, trump: int) -> int:
+    """The cards of ``hand`` that may follow ``lead`` (section 4.1 "Play", KLAB-E4)."""
+    led = lead // 8
+    in_suit = hand & SUIT_MASK[led]
+    if led == trump:
+        if in_suit:
+            return in_suit & _HIGHER_TRUMP[lead] or in_suit
+        return hand
+    if in_suit:
+        return in_suit
+    return hand & SUIT_MASK[trump] or hand
+
+
+def _runs(byte: int) -> tuple[tuple[int, int], ...]:
+    runs = []
+    r = 0
+    while r < 8:
+        if byte >> r & 1:
+            low = r
+            while r < 8 and byte >> r & 1:
+                r += 1
+            if r - low >= 3:
+                runs.append((low, r - low))
+        else:
+            r += 1
+    return tuple(runs)
+
+
+_RUNS = tuple(_runs(byte) for byte in range(256))
+
+
+@dataclass(frozen=True, order=True)
+class Run:
+    """A run of at least three cards of one suit: ``low`` rank index and ``length``."""
+
+    suit: int
+    low: int
+    length: int
+
+    @property
+    def top(self) -> int:
+        """Rank index of the highest card."""
+        return self.low + self.length - 1
+
+    @property
+    def points(self) -> int:
+        """20 for three cards, 50 for four or more."""
+        return SEQUENCE_OF_THREE if self.length == 3 else SEQUENCE_OF_FOUR_OR_MORE
+
+    @property
+    def mask(self) -> int:
+        """Its cards as a bitmask."""
+        return ((1 << self.length) - 1) << (8 * self.suit + self.low)
+
+    @property
+    def action(self) -> int:
+        """The action that declares it."""
+        return DECLARE_BASE + 64 * self.suit + 8 * (self.length - 1) + self.low
+
+    @classmethod
+    def from_action(cls, action: int) -> Run:
+        """The sequence a declaring action names (not checked against any hand)."""
+        a = action - DECLARE_BASE
+        return cls(a // 64, a % 8, (a // 8) % 8 + 1)
+
+
+def sequences_in(hand: int) -> tuple[Run, ...]:
+    """Every maximal run of three or more cards in ``hand``."""
+    return tuple(
+        Run(s, low, length) for s in range(4) for low, length in _RUNS[(hand >> (8 * s)) & 0xFF]
+    )
+
+
+# _RUN_ACTIONS[s][byte]: the actions declaring each maximal run of suit s whose bits are byte.
+_RUN_ACTIONS = tuple(
+    tuple(tuple(Run(s, low, length).action for low, length in _RUNS[byte]) for byte in range(256))
+    for s in range(4)
+)
+
+
+def declaration_actions(hand: int) -> tuple[int, ...]:
+    """The actions declaring each maximal run in ``hand`` (empty if it has none)."""
+    return (
+        _RUN_ACTIONS[0][hand & 0xFF]
+        + _RUN_ACTIONS[1][(hand >> 8) & 0xFF]
+        + _RUN_ACTIONS[2][(hand >> 16) & 0xFF]
+        + _RUN_ACTIONS[3][hand >> 24]
+    )
+
+
+def best_sequence(first: Run | None, second: Run | None, trump: int) -> int | None:
+    """Which of two declarations scores: 0, 1 or None (KLAB-E5).
+
+    Longer beats shorter, then the higher top card, then the one in trumps; else neither.
+    """
+    if first is None or second is None:
+        return None if first is None and second is None else (0 if second is None else 1)
+    key0 = (first.length, first.top, first.suit == trump)
+    key1 = (second.length, second.top, second.suit == trump)
+    if key0 == key1:
+        return None
+    return 0 if key0 > key1 else 1
+
+
+def settle_hand(maker: int, totals: Sequence[int]) -> tuple[int, int]:
+    """Points each seat scores for a hand, given the maker and each side's total (KLAB-E2, E3)."""
+    opponent = 1 - maker
+    scored = [0, 0]
+    if totals[maker] > totals[opponent]:
+        scored = [totals[0], totals[1]]
+    elif totals[maker] == totals[opponent]:
+        scored[opponent] = totals[opponent]
+    else:
+        scored[opponent] = totals[0] + totals[1]
+    return scored[0], scored[1]
+
+
+def game_winner(scores: Sequence[int], target: int) -> int | None:
+    """After a hand: the winning seat, -1 for equal totals past the target, None to play on."""
+    if max(scores) < target:
+        return None
+    if scores[0] == scores[1]:
+        return -1
+    return 0 if scores[0] > scores[1] else 1
+
+
+# -- views -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeatView:
+    """What everyone knows about one seat in the current hand."""
+
+    score: int
+    hand_size: int
+    tricks_won: int
+    card_points: int
+    declared_length: int
+    """Length of its declared sequence; 0 if it declared none (or has not declared yet)."""
+    declared_top: int
+    """Rank index 0..7 of its declared sequence's top card; -1 if none."""
+    sequence_points: int
+    shown_sequences: tuple[int, ...]
+    """Cards of its scoring sequence(s): for everyone once trick 1 is over, else only its own."""
+    bella: bool
+    known_cards: tuple[int, ...]
+    """Cards in its hand that both seats know of (taken turn-up, shown sequence)."""
+
+
+@dataclass(frozen=True)
+class Trick:
+    """A trick: the leader and the cards in play order; the winner once complete."""
+
+    leader: int
+    cards: tuple[int, ...]
+    winner: int
+
+
+@dataclass(frozen=True)
+class HandResult:
+    """How one finished (or void) hand went."""
+
+    dealer: int
+    turn_up: int
+    trump: int
+    """``Suit - 1``, or -1 for a void hand."""
+    maker: int
+    card_points: tuple[int, ...]
+    last_trick: int
+    sequence_points: tuple[int, ...]
+    bella: tuple[bool, ...]
+    totals: tuple[int, ...]
+    points: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class KlaberjassObservation:
+    """What one seat sees: its hand and everything public; never the other hand or the stock."""
+
+    seat: int
+    target_score: int
+    hand_number: int
+    dealer: int
+    phase: int
+    turn_up: int
+    trump: int
+    maker: int
+    bids: tuple[tuple[int, int], ...]
+    """(seat, action) of every bidding action this hand."""
+    bottom_card: int
+    dix_exchanged_by: int
+    hand: tuple[int, ...]
+    seats: tuple[SeatView, ...]
+    sequence_winner: int
+    declarations_done: bool
+    current_trick: Trick
+    completed_tricks: tuple[Trick, ...]
+    previous_hands: tuple[HandResult, ...]
+
+
+# -- the state ---------------------------------------------------------------------------------
+
+
+class KlaberjassState(State):
+    """A whole game of Klaberjass, from the first deal to 500."""
+
+    game_type = KLABERJASS
+
+    def __init__(
+        self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
+    ) -> None:
+        super().__init__(num_seats, options, rng)
+        self.dix_with_named_trump = bool(options["dix_with_named_trump"])
+        self.all_sequences = options["sequences_scored"] == "all_of_best_holder"
+        self.shared_win = options["tie_at_target"] == "shared_win"
+        self.target = int(options["target_score"])
+        self.scores = [0, 0]
+        self.previous_hands: list[HandResult] = []
+        self.hand_number = 0
+        self.dealer = rng.randrange(2)
+        self.winner = -2
+        self._deal()
+
+    # -- dealing and bidding -------------------------------------------------------------------
+
+    def _deal(self, deck: Sequence[int] | None = None) -> None:
+        """Start a hand; ``deck`` (top first) fixes the cards for tests, else a seeded shuffle."""
+        if deck is None:  # a uniform shuffle: sort on random keys (faster than rng.shuffle)
+            rand = self.rng.random
+            cards = sorted(_DECK_ORDER, key=lambda _: rand())
+        else:
+            cards = list(deck)
+            if sorted(cards) != list(range(DECK_SIZE)):
+                raise ValueError("a deck holds each of the 32 cards once")
+        self.deck = cards
+        self.hand_number += 1
+        elder = 1 - self.dealer
+        b = [1 << c for c in cards[:12]]  # 3 to elder, 3 to dealer, 3, 3
+        hands = [0, 0]
+        hands[elder] = b[0] | b[1] | b[2] | b[6] | b[7] | b[8]
+        hands[self.dealer] = b[3] | b[4] | b[5] | b[9] | b[10] | b[11]
+        self.hands = hands
+        self.turn_up = cards[12]
+        self.bottom_card = -1
+        self.trump = -1
+        self.maker = -1
+        self.bids: list[tuple[int, int]] = []
+        self.phase = BIDDING_TURN_UP
+        self.to_act = elder
+        self.dix_by = -1
+        self.declared: list[Run | None] = [None, None]
+        self.declarations_done = False
+        self.sequence_winner = -1
+        self.sequence_points = [0, 0]
+        self.sequence_cards = [0, 0]
+        self.sequences_shown = False
+        self.bella_held = [False, False]
+        self.bella = [False, False]
+        self.known = [0, 0]
+        self.card_points = [0, 0]
+        self.lead = -1
+        self.completed: list[tuple[int, int, int, int]] = []  # leader, lead, follow, winner
+
+    def current_seat(self) -> int:
+        return self.to_act
+
+    def _bid_actions(self) -> tuple[int, ...]:
+        if self.phase == BIDDING_TURN_UP:
+            return (PASS, ACCEPT)
+        up = self.turn_up // 8
+        return (PASS, *(NAME_BASE + s for s in range(4) if s != up))
+
+    def _declare_actions(self, seat: int) -> tuple[int, ...]:
+        return (NO_SEQUENCE, *declaration_actions(self.hands[seat]))
+
+    def legal_actions(self) -> Sequence[int]:
+        phase = self.phase
+        seat = self.to_act
+        if phase == PLAYING:
+            hand = self.hands[seat]
+            lead = self.lead
+            if lead >= 0:
+                led = lead >> 3
+                in_suit = hand & SUIT_MASK[led]
+                if in_suit:  # one suit: a single table lookup
+                    if led == self.trump:
+                        in_suit = in_suit & _HIGHER_TRUMP[lead] or in_suit
+                    mask = in_suit
+                    acts = _BYTE_CARDS[led][in_suit >> (8 * led)]
+                else:
+                    mask = legal_follow_mask(hand, lead, self.trump)
+                    acts = cards_of(mask)
+            else:
+                mask = hand
+                acts = (
+                    _BYTE_CARDS[0][hand & 0xFF]
+                    + _BYTE_CARDS[1][(hand >> 8) & 0xFF]
+                    + _BYTE_CARDS[2][(hand >> 16) & 0xFF]
+                    + _BYTE_CARDS[3][hand >> 24]
+                )
+            if self.bella_held[seat]:
+                second = self._bella_second(hand)
+                if second >= 0 and mask >> second & 1:
+                    return (*acts, BELLA_BASE + second)
+            return acts
+        if phase in (BIDDING_TURN_UP, BIDDING_OTHER_SUIT):
+            return self._bid_actions()
+        if phase == DIX:
+            return (EXCHANGE, KEEP)
+        if phase == DECLARING:
+            return self._declare_actions(seat)
+        return ()
+
+    def apply(self, action: int) -> None:
+        phase = self.phase
+        if phase != PLAYING:
+            if phase in (BIDDING_TURN_UP, BIDDING_OTHER_SUIT):
+                self._bid(action)
+            elif phase == DIX:
+                self._dix(action)
+            elif phase == DECLARING:
+                self._declare(action)
+            else:
+                raise IllegalActionError("the game is over")
+            return
+        # Card play, inlined: this is the hot path of every playout.
+        seat = self.to_act
+        hands = self.hands
+        hand = hands[seat]
+        card = action if 0 <= action < 32 else self._bella_play(seat, hand, action)
+        lead = self.lead
+        if lead < 0:
+            if not hand >> card & 1:
+                raise self._illegal(action)
+            hands[seat] = hand ^ (1 << card)
+            if action != card:
+                self.bella[seat] = True
+            if self.known[seat]:
+                self.known[seat] &= ~(1 << card)
+            self.lead = card
+            self.to_act = 1 - seat
+            return
+        trump = self.trump
+        led = lead >> 3
+        mask = hand & SUIT_MASK[led]
+        if led == trump:
+            mask = (mask & _HIGHER_TRUMP[lead] or mask) if mask else hand
+        elif not mask:
+            mask = hand & SUIT_MASK[trump] or hand
+        if not mask >> card & 1:
+            raise self._illegal(action)
+        hands[seat] = hand ^ (1 << card)
+        if action != card:
+            self.bella[seat] = True
+        if self.known[seat]:
+            self.known[seat] &= ~(1 << card)
+        index = 32 * lead + card
+        winner = seat if _FOLLOWER_WINS[trump][index] else 1 - seat
+        self.card_points[winner] += _TRICK_POINTS[trump][index]
+        completed = self.completed
+        completed.append((1 - seat, lead, card, winner))
+        self.lead = -1
+        self.to_act = winner
+        if len(completed) == 1:
+            self._show_sequences()
+        elif len(completed) == TRICKS:
+            self._score_hand(winner)
+
+    def _bella_play(self, seat: int, hand: int, action: int) -> int:
+        """The card of a play-and-announce-bella action; raises unless this seat may announce."""
+        card = action - BELLA_BASE
+        if not 0 <= card < DECK_SIZE or not self.bella_held[seat]:
+            raise self._illegal(action)
+        if card != self._bella_second(hand):
+            raise self._illegal(action)
+        return card
+
+    def _show_sequences(self) -> None:
+        self.sequences_shown = True
+        for s in (0, 1):
+            self.known[s] |= self.sequence_cards[s] & self.hands[s]
+
+    def _bella_second(self, hand: int) -> int:
+        """The K or Q of trumps if it is the only one of the two left in ``hand``, else -1."""
+        king, queen = 8 * self.trump + RK, 8 * self.trump + RQ
+        has_king, has_queen = hand >> king & 1, hand >> queen & 1
+        if has_king == has_queen:
+            return -1
+        return king if has_king else queen
+
+    def _illegal(self, action: int) -> IllegalActionError:
+        return IllegalActionError(f"seat {self.to_act} may not {self.describe_action(action)} now")
+
+    def _bid(self, action: int) -> None:
+        if action not in self._bid_actions():
+            raise self._illegal(action)
+        seat = self.to_act
+        self.bids.append((seat, action))
+        if action == PASS:
+            if seat != self.dealer:
+                self.to_act = self.dealer
+            elif self.phase == BIDDING_TURN_UP:
+                self.phase = BIDDING_OTHER_SUIT
+                self.to_act = 1 - self.dealer
+            else:
+                self._void_hand()
+            return
+        self.maker = seat
+        self.trump = self.turn_up // 8 if action == ACCEPT else action - NAME_BASE
+        self._complete_deal()
+
+    def _complete_deal(self) -> None:
+        cards = self.deck
+        elder = 1 - self.dealer
+        self.hands[elder] |= (1 << cards[13]) | (1 << cards[14]) | (1 << cards[15])
+        self.hands[self.dealer] |= (1 << cards[16]) | (1 << cards[17]) | (1 << cards[18])
+        self.bottom_card = cards[DECK_SIZE - 1]
+        seven = 8 * self.trump + R7
+        if self.trump == self.turn_up // 8 or self.dix_with_named_trump:
+            for seat in (elder, self.dealer):
+                if self.hands[seat] >> seven & 1:
+                    self.phase = DIX
+                    self.to_act = seat
+                    return
+        self._start_declarations()
+
+    def _dix(self, action: int) -> None:
+        if action != EXCHANGE and action != KEEP:
+            raise self._illegal(action)
+        if action == EXCHANGE:
+            seat = self.to_act
+            seven = 8 * self.trump + R7
+            self.hands[seat] ^= (1 << seven) | (1 << self.turn_up)
+            self.known[seat] |= 1 << self.turn_up
+            self.dix_by = seat
+        self._start_declarations()
+
+    def _start_declarations(self) -> None:
+        self.phase = DECLARING
+        elder = 1 - self.dealer
+        for seat in (elder, self.dealer):
+            if declaration_actions(self.hands[seat]):
+                self.to_act = seat
+                return
+        self._start_play()
+
+    def _declare(self, action: int) -> None:
+        seat = self.to_act
+        if action not in self._declare_actions(seat):
+            raise self._illegal(action)
+        if action != NO_SEQUENCE:
+            self.declared[seat] = Run.from_action(action)
+        if seat != self.dealer and declaration_actions(self.hands[self.dealer]):
+            self.to_act = self.dealer
+        else:
+            self._start_play()
+
+    def _start_play(self) -> None:
+        self.declarations_done = True
+        best = best_sequence(self.declared[0], self.declared[1], self.trump)
+        if best is not None:
+            self.sequence_winner = best
+            declared = self.declared[best]
+            assert declared is not None
+            scoring = [declared]
+            if self.all_sequences:
+                scoring += [s for s in sequences_in(self.hands[best]) if s != declared]
+            self.sequence_points[best] = sum(s.points for s in scoring)
+            self.sequence_cards[best] = sum(s.mask for s in scoring)
+        king, queen = 8 * self.trump + RK, 8 * self.trump + RQ
+        for seat in (0, 1):
+            hand = self.hands[seat]
+            if hand >> king & 1 and hand >> queen & 1:
+                self.bella_held[seat] = True
+        self.phase = PLAYING
+        self.to_act = 1 - self.dealer
+
+    # -- play ----------------------------------------------------------------------------------
+
+    def _score_hand(self, last: int) -> None:
+        totals = [
+            self.card_points[s]
+            + (LAST_TRICK_BONUS if s == last else 0)
+            + self.sequence_points[s]
+            + (BELLA_POINTS if self.bella[s] else 0)
+            for s in (0, 1)
+        ]
+        points = settle_hand(self.maker, totals)
+        self._finish_hand(last, tuple(totals), points)
+
+    def _void_hand(self) -> None:
+        self._finish_hand(-1, (0, 0), (0, 0))
+
+    def _finish_hand(self, last: int, totals: tuple[int, ...], points: tuple[int, int]) -> None:
+        self.scores[0] += points[0]
+        self.scores[1] += points[1]
+        self.previous_hands.append(
+            HandResult(
+                dealer=self.dealer,
+                turn_up=self.turn_up,
+                trump=self.trump,
+                maker=self.maker,
+                card_points=tuple(self.card_points),
+                last_trick=last,
+                sequence_points=tuple(self.sequence_points),
+                bella=tuple(self.bella),
+                totals=totals,
+                points=points,
+            )
+        )
+        winner = game_winner(self.scores, self.target)
+        if winner is not None and (winner >= 0 or self.shared_win):
+            self.winner = winner
+            self.phase = GAME_OVER
+            self.to_act = -1
+            return
+        self.dealer = 1 - self.dealer
+        self._deal()
+
+    # -- results and views ---------------------------------------------------------------------
+
+    def outcome(self) -> Outcome:
+        return Outcome(tuple(self.scores), ranks_from_keys(self.scores))
+
+    def scores_so_far(self) -> tuple[int, ...]:
+        return tuple(self.scores)
+
+    def observe(self, seat: int) -> KlaberjassObservation:
+        seats = []
+        for s in (0, 1):
+            declared = self.declared[s]
+            seats.append(
+                SeatView(
+                    score=self.scores[s],
+                    hand_size=self.hands[s].bit_count(),
+                    tricks_won=sum(1 for t in self.completed if t[3] == s),
+                    card_points=self.card_points[s],
+                    declared_length=declared.length if declared else 0,
+                    declared_top=declared.top if declared else -1,
+                    sequence_points=self.sequence_points[s],
+                    shown_sequences=cards_of(self.sequence_cards[s])
+                    if self.sequences_shown or s == seat
+                    else (),
+                    bella=self.bella[s],
+                    known_cards=cards_of(self.known[s]),
+                )
+            )
+        if self.lead >= 0:
+            trick = Trick(1 - self.to_act, (self.lead,), -1)
+        else:  # the next leader: the seat to play, or the non-dealer before play starts
+            trick = Trick(self.to_act if self.phase == PLAYING else 1 - self.dealer, (), -1)
+        return KlaberjassObservation(
+            seat=seat,
+            target_score=self.target,
+            hand_number=self.hand_number,
+            dealer=self.dealer,
+            phase=self.phase,
+            turn_up=self.turn_up,
+            trump=self.trump,
+            maker=self.maker,
+            bids=tuple(self.bids),
+            bottom_card=self.bottom_card,
+            dix_exchanged_by=self.dix_by,
+            hand=cards_of(self.hands[seat]),
+            seats=tuple(seats),
+            sequence_winner=self.sequence_winner,
+            declarations_done=self.declarations_done,
+            current_trick=trick,
+            completed_tricks=tuple(Trick(t[0], t[1:3], t[3]) for t in self.completed),
+            previous_hands=tuple(self.previous_hands),
+        )
+
+    def describe_action(self, action: int) -> str:
+        if 0 <= action < DECK_SIZE:
+            return f"play {card_name(action)}"
+        if BELLA_BASE <= action < BELLA_BASE + DECK_SIZE:
+            return f"play {card_name(action - BELLA_BASE)} and announce bella"
+        if action == PASS:
+            return "pass"
+        if action == ACCEPT:
+            return "accept the turn-up's suit"
+        if NAME_BASE <= action < NAME_BASE + 4:
+            return f"name {Suit(action - NAME_BASE + 1).name.lower()}"
+        if action == EXCHANGE:
+            return "exchange the 7 of trumps for the turn-up"
+        if action == KEEP:
+            return "keep the 7 of trumps"
+        if action == NO_SEQUENCE:
+            return "declare no sequence"
+        if DECLARE_BASE <= action < DECLARE_BASE + 256:
+            seq = Run.from_action(action)
+            if seq.low + seq.length <= 8 and seq.length >= 3:
+                cards = [card_name(8 * seq.suit + r) for r in range(seq.top, seq.low - 1, -1)]
+                return "declare " + "-".join(cards)
+        return f"action {action}"
+
+    def private_cards(self, seat: int) -> frozenset[int]:
+        return frozenset(cards_of(self.hands[seat] & ~self.known[seat]))
+
+    def concealed_cards(self) -> frozenset[int]:
+        if self.bottom_card < 0:  # before the completion deal: everything below the turn-up
+            return frozenset(self.deck[13:])
+        return frozenset(self.deck[19 : DECK_SIZE - 1])
+
+    def public_cards(self) -> frozenset[int]:
+        hidden = self.concealed_cards() | self.private_cards(0) | self.private_cards(1)
+        return _ALL_CARDS - hidden
+
+    def all_cards(self) -> frozenset[int]:
+        return _ALL_CARDS
