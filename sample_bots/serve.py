@@ -6,10 +6,12 @@ import argparse
 from collections.abc import Callable, Sequence
 
 from botkit import Bot, serve
+from sample_bots.king_heuristic import make_king_heuristic_bot
 from sample_bots.random_bot import make_random_bot
 
 BOTS: dict[str, Callable[[int | None], Bot]] = {
     "random": make_random_bot,
+    "king-heuristic": make_king_heuristic_bot,
 }
 
 
