@@ -1,0 +1,518 @@
+"""Two-handed Pinochle: every worked example of rules reference §1.4 (PIN-E1..E6) as a table,
+plus the rules around them (deal, draws, dix, meld turns, phase 2, declaring out, the wire)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cardarena.game.v1 import game_pb2, pinochle_pb2
+from referee.codec import MalformedActionError, codec_for
+from referee.games.api import IllegalActionError
+from referee.games.pinochle.rules import (
+    DECLARE_OUT,
+    DIX_BASE,
+    DRAW,
+    MELD_BASE,
+    MELDS,
+    PHASE_MELD,
+    PHASE_NO_STOCK,
+    PHASE_STOCK,
+    PinochleState,
+    card_points,
+    cards_of,
+    follower_wins,
+    legal_follow_mask,
+    mask_of,
+    parse_card,
+    settle,
+)
+from referee.games.registry import make_game
+from tests.conformance import check_card_conservation, check_observations, random_playout
+
+SUITS = "CDHS"
+
+
+def cards(text: str) -> list[int]:
+    """``"QS JD#1"`` as card ids (copy 0 unless ``#1``)."""
+    return [parse_card(word) for word in text.split()]
+
+
+def meld_id(text: str) -> int:
+    """The action of the meld made of exactly these cards."""
+    mask = mask_of(cards(text))
+    return MELD_BASE + next(m for m, spec in enumerate(MELDS) if spec.mask == mask)
+
+
+def position(
+    hand0: str, hand1: str, turn_up: str, options: dict[str, object] | None = None
+) -> PinochleState:
+    """A fresh state whose hands, turn-up and stock are set by hand (stock: the other cards)."""
+    game = make_game("pinochle", 2, {"declare_out": "disabled", **(options or {})})
+    state = game.new_state(0)
+    assert isinstance(state, PinochleState)
+    h0, h1 = mask_of(cards(hand0)), mask_of(cards(hand1))
+    up = parse_card(turn_up)
+    used = h0 | h1 | 1 << up
+    state.hands = [h0, h1]
+    state.turn_up = state.original_turn_up = up
+    state.trump = up // 12
+    # Nines first, so that the draws of a few meld turns bring no new meld.
+    state.stock = sorted((c for c in range(48) if not used >> c & 1), key=lambda c: (c >> 1) % 6)
+    state.stock_pos = 0
+    state.hand_points = [0, 0]
+    state._legal = None
+    return state
+
+
+def meld_turn(state: PinochleState, seat: int) -> None:
+    """Put ``seat`` in the position of having just won a phase-1 trick."""
+    state._legal = None
+    state._begin_meld_turn(seat)
+    state._legal = None
+
+
+# -- PIN-E1: trick resolution in phase 1 (trumps ♥) -------------------------------------------
+
+E1 = [
+    ("TS", "AS", "follower", "higher card of the led suit"),
+    ("AC", "9H", "follower", "trump beats a plain suit"),
+    ("KD", "AS", "leader", "a different plain suit cannot win"),
+    ("QS", "QS#1", "leader", "identical cards: the card led wins"),
+    ("9H", "JH", "follower", "J > 9 in the trump suit"),
+]
+
+
+@pytest.mark.parametrize(("lead", "follow", "winner", "why"), E1, ids=[r[3] for r in E1])
+def test_e1_trick_winner(lead: str, follow: str, winner: str, why: str) -> None:
+    hearts = SUITS.index("H")
+    assert follower_wins(parse_card(lead), parse_card(follow), hearts) == (winner == "follower")
+
+
+def test_e1_through_the_engine_winner_melds_then_draws_first() -> None:
+    state = position("AC KD QD", "9H 9S JS", "TH")
+    state.trick_leader = state.to_act = 0
+    top, second = state.stock[0], state.stock[1]
+    state.apply(parse_card("AC"))
+    state.apply(parse_card("9H"))
+    assert state.tricks_won == [0, 1]
+    assert state.trick_points == [0, 11]
+    assert state.to_act == 1 and state.phase == PHASE_STOCK  # nothing to meld: drew at once
+    assert state.hands[1] >> top & 1 and state.hands[0] >> second & 1
+
+
+# -- PIN-E2: progressive melding (trumps ♥) ---------------------------------------------------
+
+
+def test_e2_royal_marriage_then_flush_with_new_cards() -> None:
+    state = position("KH QH AH TH JH 9C", "9S", "9D#1")
+    state.trump = SUITS.index("H")
+    meld_turn(state, 0)
+    state.apply(meld_id("KH QH"))
+    assert state.hand_points[0] == 40
+    meld_turn(state, 0)
+    state.apply(meld_id("AH TH KH QH JH"))
+    assert state.hand_points[0] == 190
+    assert [m.points for m in state.melds] == [40, 150]
+
+
+def test_e2_flush_then_royal_marriage_is_illegal() -> None:
+    state = position("KH QH AH TH JH KH#1 QH#1", "9S", "9D#1")
+    state.trump = SUITS.index("H")
+    meld_turn(state, 0)
+    state.apply(meld_id("AH TH KH QH JH"))
+    meld_turn(state, 0)
+    legal = state.legal_actions()
+    assert meld_id("KH QH") not in legal  # lower value, same class, no new card
+    assert meld_id("KH#1 QH") not in legal  # a new card, but the tabled queen: same class, lower
+    assert meld_id("KH QH#1") not in legal
+    assert meld_id("KH#1 QH#1") in legal  # all-new cards: a second royal marriage
+    with pytest.raises(IllegalActionError):
+        state.apply(meld_id("KH QH"))
+
+
+# -- PIN-E3: reuse across classes (trumps ♣) --------------------------------------------------
+
+
+def test_e3_reuse_across_classes() -> None:
+    state = position("QS JD QH QD QC KS QS#1 JD#1", "9S", "9C#1")
+    assert state.trump == SUITS.index("C")
+    steps = [
+        ("QS JD", True, 40),  # 1. pinochle
+        ("QS QH QD QC", True, 60),  # 2. four queens, Q♠ tabled: another class
+        ("KS QS", True, 20),  # 3. marriage from the tabled Q♠: class A
+        ("QS#1 QH QD QC", False, 0),  # 4. four queens again from tabled queens: illegal
+        ("QS#1 JD#1", True, 40),  # 5. a second pinochle of all-new cards
+    ]
+    total = 0
+    for meld, legal, points in steps:
+        meld_turn(state, 0)
+        action = meld_id(meld)
+        assert (action in state.legal_actions()) == legal, meld
+        if legal:
+            state.apply(action)
+            total += points
+            assert state.hand_points[0] == total
+        else:
+            with pytest.raises(IllegalActionError):
+                state.apply(action)
+    assert total == 160
+
+
+def test_a_meld_needs_a_card_from_the_concealed_hand() -> None:
+    state = position("KS QS KH QH KD QD KC QC", "9S", "9H#1")
+    meld_turn(state, 0)
+    state.apply(meld_id("KS QS"))
+    for m in ("KH QH", "KD QD", "KC QC"):
+        meld_turn(state, 0)
+        state.apply(meld_id(m))
+    meld_turn(state, 0)  # every king and queen is on the table: no new card, nothing to meld
+    assert state.phase == PHASE_STOCK
+    assert not [a for a in state.legal_actions() if MELD_BASE <= a < DIX_BASE]
+    state.hands[0] |= 1 << parse_card("KS#1")
+    meld_turn(state, 0)
+    legal = state.legal_actions()
+    assert meld_id("KS#1 KH KD KC") in legal  # one new king + tabled kings: another class
+    assert meld_id("KS#1 QS") not in legal  # marriage again from a tabled queen: same value
+
+
+def test_one_meld_per_won_trick_and_flush_only_in_trumps() -> None:
+    state = position("KS QS KH QH AS TS JS", "9S#1", "9H")
+    meld_turn(state, 0)
+    legal = state.legal_actions()
+    assert meld_id("KS QS") in legal and meld_id("KH QH") in legal
+    assert meld_id("AS TS KS QS JS") not in legal  # spades are not trumps
+    state.apply(meld_id("KS QS"))
+    assert state.phase == PHASE_STOCK  # no dix to exchange either: the turn ended, drew
+    assert meld_id("KH QH") not in state.legal_actions()
+
+
+def test_trump_marriage_scores_40_only_and_plain_marriage_20() -> None:
+    state = position("KH QH KS QS", "9C", "9H#1")
+    meld_turn(state, 0)
+    state.apply(meld_id("KH QH"))
+    meld_turn(state, 0)
+    state.apply(meld_id("KS QS"))
+    assert [(m.kind, m.points) for m in state.melds] == [(2, 40), (1, 20)]
+    assert state.hand_points[0] == 60
+
+
+# -- the dix -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dix_points", [0, 10])
+def test_dix_exchange_then_meld_in_the_same_turn(dix_points: int) -> None:
+    state = position("9H#1 KH QH TH JH", "9S", "AH", {"dix_points": dix_points})
+    meld_turn(state, 0)
+    assert state.phase == PHASE_MELD
+    legal = state.legal_actions()
+    assert DIX_BASE + 1 in legal and DIX_BASE not in legal and DRAW in legal
+    state.apply(DIX_BASE + 1)
+    assert state.turn_up == parse_card("9H#1")
+    assert state.hands[0] >> parse_card("AH") & 1
+    assert state.known[0] >> parse_card("AH") & 1  # the opponent saw it go into the hand
+    assert state.hand_points[0] == dix_points
+    state.apply(meld_id("AH TH KH QH JH"))  # the exchanged ace completes a flush
+    assert state.hand_points[0] == dix_points + 150
+    assert state.phase == PHASE_STOCK
+
+
+def test_second_dix_is_shown_only_when_it_scores() -> None:
+    for dix_points, offered in ((0, False), (10, True)):
+        state = position("9H KS", "9S", "9H#1", {"dix_points": dix_points})
+        meld_turn(state, 0)
+        assert (DIX_BASE in state.legal_actions()) == offered
+        if offered:
+            state.apply(DIX_BASE)
+            assert state.hand_points[0] == 10
+            assert state.turn_up == parse_card("9H#1")
+
+
+def test_turn_up_is_drawn_last_by_the_loser_of_trick_12_then_phase_2() -> None:
+    game = make_game("pinochle", 2, {"declare_out": "disabled", "dix_points": 10})
+    for seed in range(20):
+        state = game.new_state(seed)
+        assert isinstance(state, PinochleState)
+        rng = random.Random(seed)
+        while state.phase != PHASE_NO_STOCK:
+            face_up, last_face_down = state.turn_up, state.stock[-1]
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+        assert len(state.completed) == 12 and state.stock_pos == len(state.stock) == 23
+        winner = state.completed[-1].winner
+        assert state.hands[1 - winner] >> face_up & 1 and state.known[1 - winner] >> face_up & 1
+        assert state.hands[winner] >> last_face_down & 1
+        assert state.hands[0].bit_count() == state.hands[1].bit_count() == 12
+        assert state.tabled == [0, 0] and state.turn_up == -1  # melds back into the hands
+        assert state.to_act == winner and not state.observe(winner).meld_options
+        assert not [a for a in state.legal_actions() if a >= MELD_BASE]  # no melds in phase 2
+
+
+# -- deal --------------------------------------------------------------------------------------
+
+
+def test_deal_packets_of_four_non_dealer_first_and_turn_up_sets_trump() -> None:
+    for seed in range(20):
+        state = make_game("pinochle", 2).new_state(seed)
+        assert isinstance(state, PinochleState)
+        rng = random.Random(seed)
+        dealer = rng.randrange(2)
+        deck = list(range(48))
+        rng.shuffle(deck)
+        assert state.dealer == dealer and state.to_act == 1 - dealer
+        nd = mask_of(deck[0:4] + deck[8:12] + deck[16:20])
+        assert state.hands[1 - dealer] == nd
+        assert state.hands[dealer].bit_count() == 12
+        assert state.turn_up == deck[24] and state.trump == deck[24] // 12
+        assert state.stock == deck[25:]
+
+
+@pytest.mark.parametrize(("rank_option", "bonus_rank"), [("10", "T"), ("9", "9")])
+def test_turn_up_bonus(rank_option: str, bonus_rank: str) -> None:
+    game = make_game("pinochle", 2, {"turnup_bonus_rank": rank_option})
+    seen = set()
+    for seed in range(400):
+        state = game.new_state(seed)
+        assert isinstance(state, PinochleState)
+        name = state.describe_action(state.turn_up)
+        expected = 10 if name[5] == bonus_rank else 0
+        assert state.hand_points[state.dealer] == expected
+        assert state.hand_points[1 - state.dealer] == 0
+        seen.add(expected)
+    assert seen == {0, 10}
+
+
+# -- PIN-E4: hand tally ------------------------------------------------------------------------
+
+
+def test_e4_hand_tally() -> None:
+    for option, dealer_total in (("10", 180), ("9", 170)):
+        state = position("9S", "9S#1", "TC", {"turnup_bonus_rank": option})
+        p1, p2 = 0, 1
+        state.dealer = p2
+        bonus = 10 if option == "10" else 0
+        state.hand_points = [40 + 150 + 80, 40 + 20 + bonus]
+        state.trick_points = [130, 110]
+        state._end_hand(last_winner=p1)
+        assert state.scores == [410, dealer_total]
+
+
+def test_a_played_out_hand_has_240_card_points_and_a_last_trick() -> None:
+    game = make_game("pinochle", 2, {"declare_out": "disabled"})
+    for seed in range(30):
+        state = game.new_state(seed)
+        assert isinstance(state, PinochleState)
+        rng = random.Random(seed)
+        while state.hand_number == 1:
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+        result = state.previous_hands[0]
+        assert sum(result.card_points) == 240
+        assert sorted(result.last_trick) == [0, 10]
+        assert result.totals == tuple(
+            m + c + last
+            for m, c, last in zip(
+                result.meld_points, result.card_points, result.last_trick, strict=True
+            )
+        )
+        assert card_points(mask_of(range(48))) == 240
+
+
+# -- PIN-E5: game end --------------------------------------------------------------------------
+
+E5 = [
+    ((1020, 980), 1000, 0, 1000),
+    ((1100, 1040), 1000, None, 1250),
+    ((1300, 1280), 1250, None, 1500),
+    ((1480, 1510), 1500, 1, 1500),
+    ((990, 999), 1000, None, 1000),
+    ((1300, 1260), 1000, None, 1500),  # both already past 1,250 too ("nesse momento")
+    ((1300, 1100), 1000, 0, 1250),  # both reached 1,000; only A has reached 1,250
+]
+
+
+@pytest.mark.parametrize(("scores", "target", "winner", "next_target"), E5)
+def test_e5_game_end(
+    scores: tuple[int, int], target: int, winner: int | None, next_target: int
+) -> None:
+    assert settle(scores, target) == (winner, next_target)
+
+
+def test_e5_through_the_engine() -> None:
+    state = position("9S", "9S#1", "TC")
+    state.scores = [1100 - 10, 1040]
+    state.hand_points = [0, 0]
+    state.trick_points = [0, 0]
+    state._end_hand(last_winner=0)
+    assert state.target == 1250 and not state.is_terminal() and state.hand_number == 2
+    state.scores = [1480, 1510 - 10]
+    state.target = 1500
+    state.hand_points = [0, 0]
+    state.trick_points = [0, 0]
+    state._end_hand(last_winner=1)
+    assert state.is_terminal()
+    assert state.outcome().ranks == (2, 1) and state.outcome().scores == (1480, 1510)
+
+
+# -- PIN-E6: phase-2 legality (trumps ♥) -------------------------------------------------------
+
+E6 = [
+    ("KC", "TC JC AH", "standard", "TC JC"),
+    ("KC", "TC JC AH", "must_head", "TC"),
+    ("KC", "TC JC AH", "free", "TC JC AH"),
+    ("QH", "KH 9H AS", "standard", "KH"),
+    ("QH", "KH 9H AS", "must_head", "KH"),
+    ("AS", "9H KD", "standard", "9H"),
+    ("AS", "9H KD", "must_head", "9H"),
+    ("AH", "KH 9H AS", "standard", "KH 9H"),  # cannot beat the trump lead: any trump
+    ("AS", "KD QC", "standard", "KD QC"),  # neither suit nor trump: anything
+    ("TS", "AS KS", "must_head", "AS"),
+    ("TS", "AS#1", "standard", "AS#1"),
+]
+
+
+@pytest.mark.parametrize(("lead", "hand", "rule", "legal"), E6)
+def test_e6_phase2_legality(lead: str, hand: str, rule: str, legal: str) -> None:
+    hearts = SUITS.index("H")
+    got = legal_follow_mask(mask_of(cards(hand)), parse_card(lead), hearts, rule)
+    assert got == mask_of(cards(legal))
+
+
+def test_e6_through_the_engine_and_phase_1_has_no_obligation() -> None:
+    state = position("KC", "TC JC AH", "9H")
+    state.trick_leader = state.to_act = 0
+    state.apply(parse_card("KC"))
+    assert set(state.legal_actions()) == set(cards("TC JC AH"))  # phase 1: anything
+    state = position("KC", "TC JC AH", "9H")
+    state.phase = PHASE_NO_STOCK
+    state.trick_leader = state.to_act = 0
+    state.apply(parse_card("KC"))
+    assert set(state.legal_actions()) == set(cards("TC JC"))
+    with pytest.raises(IllegalActionError):
+        state.apply(parse_card("AH"))
+
+
+# -- tabled cards ------------------------------------------------------------------------------
+
+
+def test_tabled_cards_may_be_played_and_are_public() -> None:
+    state = position("KS QS 9C", "9D", "9H#1")
+    meld_turn(state, 0)
+    state.apply(meld_id("KS QS"))
+    assert parse_card("KS") in state.legal_actions()
+    assert parse_card("KS") not in state.private_cards(0)
+    assert parse_card("KS") in state.public_cards()
+    obs = state.observe(1)
+    assert parse_card("KS") in obs.tabled[0] and parse_card("KS") not in obs.hand
+    state.apply(parse_card("KS"))
+    assert not state.tabled[0] >> parse_card("KS") & 1
+    check_card_conservation(state)
+
+
+# -- declaring out (D-PIN-3) -------------------------------------------------------------------
+
+
+def _declare_position(rule: str, scores: list[int], points: list[int]) -> PinochleState:
+    state = position("KS 9C", "9D QD", "9H#1", {"declare_out": rule})
+    state.trick_leader = state.to_act = 0
+    state.scores = scores
+    state.hand_points = points
+    state.trick_points = [0, 0]
+    state._legal = None
+    return state
+
+
+def test_declare_out_right_wins() -> None:
+    state = _declare_position("standard", [900, 950], [110, 0])
+    assert DECLARE_OUT in state.legal_actions()
+    state.apply(DECLARE_OUT)
+    assert state.is_terminal()
+    assert state.outcome().ranks == (1, 2)
+    assert state.outcome().scores == (1010, 950)
+
+
+def test_declare_out_wrong_loses() -> None:
+    state = _declare_position("standard", [900, 700], [90, 0])
+    state.apply(DECLARE_OUT)
+    assert state.outcome().ranks == (2, 1)
+    assert state.outcome().scores == (0, 700)
+
+
+def test_declare_out_literal_and_disabled() -> None:
+    state = _declare_position("literal", [900, 950], [30, 0])
+    state.apply(DECLARE_OUT)  # nobody reached 1,000: the higher tally wins
+    assert state.outcome().ranks == (2, 1) and state.outcome().scores == (930, 950)
+    state = _declare_position("literal", [990, 500], [20, 0])
+    state.apply(DECLARE_OUT)
+    assert state.outcome().ranks == (1, 2)
+    state = _declare_position("disabled", [900, 950], [110, 0])
+    assert DECLARE_OUT not in state.legal_actions()
+
+
+# -- whole games, views, the wire --------------------------------------------------------------
+
+OPTION_SETS = [
+    {"declare_out": "disabled"},
+    {"declare_out": "disabled", "phase2_rule": "must_head", "dix_points": 10},
+    {"declare_out": "disabled", "phase2_rule": "free", "turnup_bonus_rank": "9"},
+    {},
+]
+
+
+@pytest.mark.parametrize("options", OPTION_SETS)
+def test_whole_random_games_keep_the_invariants(options: dict[str, object]) -> None:
+    game = make_game("pinochle", 2, options)
+    for seed in range(40):
+        state, _ = random_playout(game, seed)
+        outcome = state.outcome()
+        assert sorted(outcome.ranks) == [1, 2]
+        assert outcome.scores == state.scores_so_far()
+        assert isinstance(state, PinochleState)
+        if options.get("declare_out") == "disabled":
+            winner = outcome.ranks.index(1)
+            assert outcome.scores[winner] >= state.target > outcome.scores[1 - winner]
+
+
+def test_views_hide_the_other_hand_and_the_stock_in_whole_games() -> None:
+    game = make_game("pinochle", 2, {"declare_out": "disabled", "dix_points": 10})
+    for seed in range(3):
+        state = game.new_state(seed)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            check_card_conservation(state)
+            check_observations(game, state)
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+
+
+def test_codec_round_trip_and_meld_options() -> None:
+    game = make_game("pinochle", 2)
+    codec = codec_for(game)
+    for action in range(DECLARE_OUT + 1):
+        assert codec.decode_action(codec.encode_action(action)) == action
+    state = position("KH QH KS QS", "9C", "9H#1")
+    meld_turn(state, 0)
+    message = codec.observation(state.observe(0)).pinochle
+    assert message.phase == pinochle_pb2.PINOCHLE_PHASE_MELD
+    assert [(m.type, m.points) for m in message.meld_options] == [
+        (pinochle_pb2.PINOCHLE_MELD_TYPE_ROYAL_MARRIAGE, 40),
+        (pinochle_pb2.PINOCHLE_MELD_TYPE_MARRIAGE, 20),
+    ]
+    melds = [a for a in state.legal_actions() if MELD_BASE <= a < DIX_BASE]
+    assert [codec.encode_action(a).pinochle.meld.cards for a in melds] == [
+        m.cards for m in message.meld_options
+    ]
+    assert not codec.observation(state.observe(1)).pinochle.meld_options
+    bad = game_pb2.Action(
+        pinochle=pinochle_pb2.PinochleAction(
+            meld=pinochle_pb2.PinochleMeldAction(cards=[codec.card(0), codec.card(2)])
+        )
+    )
+    with pytest.raises(MalformedActionError):
+        codec.decode_action(bad)
+
+
+def test_cards_of_and_identity() -> None:
+    assert cards_of(mask_of([0, 47, 13])) == (0, 13, 47)
+    assert len({parse_card(f"{r}{s}#{c}") for r in "9JQKTA" for s in SUITS for c in "01"}) == 48
