@@ -1,0 +1,150 @@
+#!/usr/bin/env node
+// A Card Arena bot in Node.js: a cardarena.bot.v1.BotService gRPC server that answers every
+// ChooseAction with a legal action drawn by a seeded generator. It plays every game the referee
+// offers, including games added after it was written, because it only copies one of the
+// `legal_actions` it is sent back to the referee.
+//
+// The .proto files are loaded at run time (no generated code): by default from ../../proto
+// relative to this file, i.e. the repository's proto/ folder, or from --proto-root DIR.
+//
+//   npm ci
+//   node bot.js --listen 127.0.0.1:50051 --seed 7
+//
+// Prints "LISTENING host:port" on stdout once it serves (port 0 picks a free port) and stops
+// cleanly on SIGTERM or SIGINT.
+'use strict';
+
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const USAGE = `usage: node bot.js [--listen HOST:PORT] [--seed N] [--name NAME] [--proto-root DIR]
+
+  --listen HOST:PORT  address to serve on (default 127.0.0.1:0; port 0 = any free port)
+  --seed N            seed for the bot's choices (default: from the clock)
+  --name NAME         the name GetInfo reports (default node-random)
+  --proto-root DIR    folder holding cardarena/bot/v1/bot_service.proto (default ../../proto)
+  --verbose           log each call to stderr`;
+
+function parseCommandLine(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      listen: { type: 'string', default: '127.0.0.1:0' },
+      seed: { type: 'string' },
+      name: { type: 'string', default: 'node-random' },
+      'proto-root': { type: 'string', default: path.resolve(__dirname, '..', '..', 'proto') },
+      verbose: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const seed = values.seed === undefined ? Date.now() : Number(values.seed);
+  if (!Number.isSafeInteger(seed)) {
+    throw new Error(`--seed must be an integer, got ${values.seed}`);
+  }
+  return { ...values, seed, protoRoot: values['proto-root'] };
+}
+
+// mulberry32: a small, fast, seedable generator; the same seed gives the same choices.
+function seededRandom(seed) {
+  let a = seed >>> 0;
+  return function next() {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function loadBotService(protoRoot) {
+  const definition = protoLoader.loadSync('cardarena/bot/v1/bot_service.proto', {
+    includeDirs: [protoRoot],
+    keepCase: true, // field names as in the .proto: legal_actions, time_control, ...
+    longs: String, // int64 option values arrive as strings, never lose precision
+    enums: String, // enum values by name, e.g. "MATCH_STATUS_COMPLETED"
+    defaults: true, // unset scalars read as 0, "" or false (seat 0 is a real seat)
+    oneofs: true, // plus a virtual field naming the set case: action.game === "oh_hell"
+  });
+  return grpc.loadPackageDefinition(definition).cardarena.bot.v1.BotService;
+}
+
+// The bot's logic: one of the legal actions. Copying the message is enough; the referee compares
+// actions by value. A stronger bot would read request.observation[request.observation.game].
+function chooseAction(request, random) {
+  const legal = request.legal_actions;
+  return legal[Math.floor(random() * legal.length)];
+}
+
+function makeHandlers(options, log) {
+  const random = seededRandom(options.seed);
+  return {
+    GetInfo(call, callback) {
+      callback(null, { name: options.name, version: '1', games: [] });
+    },
+    StartMatch(call, callback) {
+      const { match_id, settings, seat } = call.request;
+      log(`start ${match_id}: ${settings.game}, ${settings.num_seats} seats, seat ${seat}`);
+      callback(null, {});
+    },
+    ChooseAction(call, callback) {
+      const request = call.request;
+      if (!request.legal_actions || request.legal_actions.length === 0) {
+        callback({ code: grpc.status.INVALID_ARGUMENT, details: 'no legal actions' });
+        return;
+      }
+      const action = chooseAction(request, random);
+      log(`move ${request.move_index} seat ${request.seat}: ${JSON.stringify(action)}`);
+      callback(null, { action });
+    },
+    EndMatch(call, callback) {
+      const { match_id, status, outcome } = call.request;
+      const scores = outcome && outcome.scores ? outcome.scores.join(' ') : '';
+      log(`end ${match_id}: ${status}, scores ${scores}`);
+      callback(null, {});
+    },
+  };
+}
+
+function main() {
+  let options;
+  try {
+    options = parseCommandLine(process.argv.slice(2));
+  } catch (error) {
+    console.error(`${error.message}\n${USAGE}`);
+    process.exit(2);
+  }
+  const log = options.verbose ? (line) => console.error(line) : () => {};
+  const BotService = loadBotService(options.protoRoot);
+  const server = new grpc.Server();
+  server.addService(BotService.service, makeHandlers(options, log));
+  server.bindAsync(options.listen, grpc.ServerCredentials.createInsecure(), (error, port) => {
+    if (error) {
+      console.error(`cannot listen on ${options.listen}: ${error.message}`);
+      process.exit(1);
+    }
+    const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
+    console.log(`LISTENING ${host}:${port}`);
+  });
+
+  let stopping = false;
+  const stop = (signal) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: stopping`);
+    // Let calls in flight finish for up to 2 s, then cut them off.
+    const force = setTimeout(() => server.forceShutdown(), 2000);
+    force.unref();
+    server.tryShutdown(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main();
