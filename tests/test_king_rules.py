@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Iterable
 
@@ -96,6 +97,12 @@ def rig_hand(
     return state
 
 
+def set_trick(state: KingState, cards: list[int]) -> None:
+    """Put ``cards`` on the table as the current trick (rigged positions)."""
+    state.trick = cards
+    state.led_suit = cards[0] // 13 if cards else -1
+
+
 def play(state: KingState, *cards: str) -> None:
     for card in cards:
         state.apply(C(card))
@@ -175,7 +182,7 @@ def test_e3_king_of_hearts_hand(holding: list[str], trick: list[str], legal: lis
     state = rig_hand(new_game(), NO_KING_OF_HEARTS, dealer=0, fixed={})
     seat = len(trick)
     state.hands[seat] = mask(holding)
-    state.trick = [C(card) for card in trick]
+    set_trick(state, [C(card) for card in trick])
     state.to_act = seat
     assert sorted(state.legal_actions()) == sorted(C(card) for card in legal)
 
@@ -397,7 +404,7 @@ def test_hearts_lead_restricted_in_hand_2_but_discard_free() -> None:
     state.hands[0] = mask(["2H", "AH"])
     assert state.legal_actions() == (C("2H"), C("AH"))
     state.hands[1] = mask(["2S", "AH", "3D"])
-    state.trick = [C("4C")]
+    set_trick(state, [C("4C")])
     state.to_act = 1
     assert state.legal_actions() == tuple(sorted((C("2S"), C("AH"), C("3D"))))
 
@@ -423,7 +430,7 @@ def test_positive_void_player_need_not_trump_and_trumps_may_be_led() -> None:
     state.hands[0] = mask(["2S", "3C"])
     assert state.legal_actions() == (C("3C"), C("2S"))
     state.hands[1] = mask(["2S", "3D"])
-    state.trick = [C("4C")]
+    set_trick(state, [C("4C")])
     state.to_act = 1
     assert state.legal_actions() == (C("3D"), C("2S"))
 
@@ -536,3 +543,21 @@ def test_codec_round_trips_every_action_and_shows_the_auction() -> None:
 def test_contract_order() -> None:
     assert [contract_of_hand(h) for h in range(1, 11)] == [1, 2, 3, 4, 5, 6, 7, 7, 7, 7]
     assert POSITIVE == 7 and NO_QUEENS == 4
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"trump_lead_restricted": True}, {"auction": "simplified"}]
+)
+def test_apply_accepts_exactly_the_legal_actions(options: dict[str, object]) -> None:
+    for seed in range(2):
+        state = new_game(seed, **options)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            for action in range(-1, NUM_ACTIONS + 1):
+                if action in legal:
+                    copy.deepcopy(state).apply(action)
+                else:
+                    with pytest.raises(IllegalActionError):
+                        state.apply(action)
+            state.apply(legal[rng.randrange(len(legal))])

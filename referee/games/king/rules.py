@@ -217,6 +217,7 @@ _CLUBS, _DIAMONDS, _HEARTS, _SPADES = _SUIT_CARDS
 _ALL_CARDS = frozenset(range(StandardDeck.SIZE))
 _BITS = tuple(1 << card for card in range(StandardDeck.SIZE))
 _PASS_ONLY = (PASS,)
+_KING_OF_HEARTS_ONLY = (KING_OF_HEARTS,)
 _TRUMPS = tuple(TRUMP_BASE + s for s in range(4))
 _TRUMPS_OR_OPT_OUT = (*_TRUMPS, OPT_OUT)
 
@@ -398,6 +399,7 @@ class KingState(State):
         self.trick_mask = 0
         self.win_card = -1
         self.win_seat = -1
+        self.led_suit = -1
         self.played_mask = 0
         self.completed_tricks: list[tuple[int, tuple[int, ...], int]] = []
         self.trick_leader = dealer
@@ -427,36 +429,38 @@ class KingState(State):
     def current_seat(self) -> int:
         return self.to_act
 
-    def _legal_mask(self, seat: int) -> int:
-        """The cards ``seat`` may play now, as a bitmask."""
-        hand = self.hands[seat]
-        if self.trick:
-            follow = hand & _SUIT_MASK[self.trick[0] // 13]
-            if follow:
-                return follow
-            if self.kh_rule and hand & KING_OF_HEARTS_BIT:
-                return KING_OF_HEARTS_BIT
-            return hand
-        restricted = self.lead_restriction
-        if restricted >= 0:
-            others = hand & ~_SUIT_MASK[restricted]
-            if others:
-                return others
-        return hand
-
     def legal_actions(self) -> Sequence[int]:
         seat = self.to_act
         if seat < 0:
             return ()
-        if self.phase == PHASE_PLAY:
-            mask = self._legal_mask(seat)
-            return (
-                _CLUBS[mask & 0x1FFF]
-                + _DIAMONDS[(mask >> 13) & 0x1FFF]
-                + _HEARTS[(mask >> 26) & 0x1FFF]
-                + _SPADES[(mask >> 39) & 0x1FFF]
-            )
-        return self._legal_auction_actions(seat)
+        if self.phase != PHASE_PLAY:
+            return self._legal_auction_actions(seat)
+        hand = self.hands[seat]
+        if self.trick:
+            led = self.led_suit
+            follow = (hand >> (13 * led)) & 0x1FFF
+            if follow:
+                return _SUIT_CARDS[led][follow]
+            if self.kh_rule and hand & KING_OF_HEARTS_BIT:
+                return _KING_OF_HEARTS_ONLY
+        elif self.lead_restriction >= 0:
+            others = hand & ~_SUIT_MASK[self.lead_restriction]
+            if others:
+                hand = others
+        return (
+            _CLUBS[hand & 0x1FFF]
+            + _DIAMONDS[(hand >> 13) & 0x1FFF]
+            + _HEARTS[(hand >> 26) & 0x1FFF]
+            + _SPADES[(hand >> 39) & 0x1FFF]
+        )
+
+    def _why_illegal(self, seat: int, card: int) -> str:
+        name = StandardDeck.name(card)
+        if self.trick:
+            if self.hands[seat] & _SUIT_MASK[self.led_suit]:
+                return f"seat {seat} must follow suit, not play {name}"
+            return f"seat {seat} must play the KH at the first chance, not {name}"
+        return f"seat {seat} may not lead {name} while holding another suit"
 
     def _may_opt_out(self) -> bool:
         return self.full_auction and self.highest_offer <= 1
@@ -495,15 +499,32 @@ class KingState(State):
                 raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
             self._apply_auction(seat, action)
             return
-        if not 0 <= action < 52 or not (self._legal_mask(seat) >> action) & 1:
+        if not 0 <= action < 52:
             raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
-        bit = 1 << action
-        self.hands[seat] ^= bit
-        self.trick_mask |= bit
+        bit = _BITS[action]
+        hand = self.hands[seat]
         trick = self.trick
+        if not hand & bit:
+            raise IllegalActionError(f"seat {seat} does not hold {StandardDeck.name(action)}")
+        if trick:
+            led_mask = _SUIT_MASK[self.led_suit]
+            if not bit & led_mask and (
+                hand & led_mask
+                or (self.kh_rule and hand & KING_OF_HEARTS_BIT and action != KING_OF_HEARTS)
+            ):
+                raise IllegalActionError(self._why_illegal(seat, action))
+        elif (
+            self.lead_restriction >= 0
+            and bit & _SUIT_MASK[self.lead_restriction]
+            and hand & ~_SUIT_MASK[self.lead_restriction]
+        ):
+            raise IllegalActionError(self._why_illegal(seat, action))
+        self.hands[seat] = hand ^ bit
+        self.trick_mask |= bit
         trick.append(action)
         if len(trick) == 1:
             self.win_card, self.win_seat = action, seat
+            self.led_suit = action // 13
         else:
             win = self.win_card
             suit, win_suit = action // 13, win // 13
