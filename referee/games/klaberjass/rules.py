@@ -465,6 +465,25 @@ class KlaberjassState(State):
         self.winner = -2
         self._deal()
 
+    @classmethod
+    def from_deck(
+        cls,
+        deck: Sequence[int],
+        dealer: int,
+        options: Mapping[str, object] | None = None,
+        scores: tuple[int, int] = (0, 0),
+    ) -> KlaberjassState:
+        """A game whose current hand is dealt by ``dealer`` from ``deck`` (top card first).
+
+        For tests and worked examples; later hands are shuffled from a fixed seed.
+        """
+        state = cls(2, KLABERJASS.resolve_options(options), random.Random(0))
+        state.scores = list(scores)
+        state.hand_number = 0
+        state.dealer = dealer
+        state._deal(deck)
+        return state
+
     # -- dealing and bidding -------------------------------------------------------------------
 
     def _deal(self, deck: Sequence[int] | None = None) -> None:
