@@ -63,6 +63,11 @@ function seededRandom(seed) {
   };
 }
 
+// Enum numbers by name, filled in when the .proto files are loaded: RANK.RANK_ACE === 14,
+// SUIT.SUIT_SPADES === 4. Handy for comparing cards, whose enums arrive as names.
+const RANK = {};
+const SUIT = {};
+
 function loadBotService(protoRoot) {
   const definition = protoLoader.loadSync('cardarena/bot/v1/bot_service.proto', {
     includeDirs: [protoRoot],
@@ -72,11 +77,18 @@ function loadBotService(protoRoot) {
     defaults: true, // unset scalars read as 0, "" or false (seat 0 is a real seat)
     oneofs: true, // plus a virtual field naming the set case: action.game === "oh_hell"
   });
+  for (const [table, name] of [[RANK, 'Rank'], [SUIT, 'Suit']]) {
+    for (const value of definition[`cardarena.game.v1.${name}`].type.value) {
+      table[value.name] = value.number;
+    }
+  }
   return grpc.loadPackageDefinition(definition).cardarena.bot.v1.BotService;
 }
 
 // The bot's logic: one of the legal actions. Copying the message is enough; the referee compares
-// actions by value. A stronger bot would read request.observation[request.observation.game].
+// actions by value. A stronger bot reads what its seat sees: request.observation.game names the
+// game ("oh_hell", "king", ...) and request.observation[request.observation.game] is that game's
+// observation message (see proto/cardarena/game/v1/<game>.proto and docs/games/).
 function chooseAction(request, random) {
   const legal = request.legal_actions;
   return legal[Math.floor(random() * legal.length)];
