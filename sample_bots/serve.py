@@ -7,11 +7,15 @@ from collections.abc import Callable, Sequence
 
 from botkit import Bot, serve
 from sample_bots.king_heuristic import make_king_heuristic_bot
+from sample_bots.klaberjass_heuristic import make_klaberjass_heuristic_bot
+from sample_bots.mau_mau_heuristic import make_mau_mau_heuristic_bot
 from sample_bots.random_bot import make_random_bot
 
 BOTS: dict[str, Callable[[int | None], Bot]] = {
     "random": make_random_bot,
     "king-heuristic": make_king_heuristic_bot,
+    "mau-mau-heuristic": make_mau_mau_heuristic_bot,
+    "klaberjass-heuristic": make_klaberjass_heuristic_bot,
 }
 
 
