@@ -11,7 +11,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from arena.local_bots import local_bots
+from arena.cli_service import add_commands
+from arena.demo import cmd_demo
 from arena.render import games_table, moves_table, result_table
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
@@ -160,27 +161,6 @@ def cmd_games(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Start sample bots as separate processes and play a match among them."""
-    game = make_game(args.game, args.seats)
-    console.print(
-        f"Starting {args.seats} sample bots as separate gRPC server processes on loopback…"
-    )
-    with local_bots(["random"] * args.seats, seed=args.seed) as bots:
-        for bot in bots:
-            console.print(f"  {bot.kind} bot listening on {bot.address} (pid {bot.process.pid})")
-        spec = MatchSpec(
-            game=game,
-            endpoints=[bot.address for bot in bots],
-            seed=args.seed,
-            time_control=TimeControl(move_time_ms=2000, time_bank_ms=10_000),
-        )
-        record = _play_with_progress(spec, f"{game.type.title}, {args.seats} seats")
-    console.print(result_table(record))
-    _save(record, args.record)
-    return 0 if record.status == record_pb2.MATCH_STATUS_COMPLETED else 1
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``arena`` argument parser."""
     parser = argparse.ArgumentParser(prog="arena", description="Card Arena: bots play card games.")
@@ -213,11 +193,25 @@ def build_parser() -> argparse.ArgumentParser:
     games = commands.add_parser("games", help="list the games and their options")
     games.set_defaults(run=cmd_games)
 
-    demo = commands.add_parser("demo", help="start sample bots and play a match among them")
-    demo.add_argument("--game", default="oh-hell", choices=sorted(STATE_CLASSES))
-    demo.add_argument("--seats", type=int, default=4)
+    add_commands(commands)
+
+    demo = commands.add_parser(
+        "demo", help="the main job: the service, sample bots and a ladder per game, locally"
+    )
+    demo.add_argument(
+        "--game",
+        action="append",
+        choices=sorted(STATE_CLASSES),
+        help="only these games (repeatable); default: every game",
+    )
+    demo.add_argument("--matches", type=int, default=12, help="matches per ladder")
     demo.add_argument("--seed", type=int, default=7)
-    demo.add_argument("--record", type=Path, default=None)
+    demo.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep the database and log here (default: a temporary folder)",
+    )
     demo.set_defaults(run=cmd_demo)
     return parser
 

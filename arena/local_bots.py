@@ -24,17 +24,36 @@ class BotProcess:
 
 def start_bot(kind: str, seed: int | None = None, host: str = "127.0.0.1") -> BotProcess:
     """Start ``arena-bot KIND`` on a free port and wait until it listens."""
+    return start_server(kind, bot_command(kind, seed, host))
+
+
+def bot_command(kind: str, seed: int | None = None, host: str = "127.0.0.1") -> list[str]:
+    """The command line of sample bot ``kind`` listening on a free port."""
     command = [sys.executable, "-m", "sample_bots", kind, "--listen", f"{host}:0"]
-    if seed is not None:
-        command += ["--seed", str(seed)]
-    return start_server(kind, command)
+    return command if seed is None else [*command, "--seed", str(seed)]
 
 
-def start_server(
-    kind: str, command: Sequence[str], cwd: str | None = None, stderr: int | None = None
-) -> BotProcess:
-    """Run ``command``, which must print ``LISTENING host:port`` once it serves; wait for it."""
-    process = subprocess.Popen(
+def start_many(kinds: Sequence[str], seed: int | None = None) -> list[BotProcess]:
+    """Start several sample bots at once (their start-up overlaps) and wait for all."""
+    processes = [
+        _spawn(bot_command(kind, None if seed is None else seed + i))
+        for i, kind in enumerate(kinds)
+    ]
+    bots: list[BotProcess] = []
+    try:
+        for kind, process in zip(kinds, processes, strict=True):
+            bots.append(_wait_listening(kind, process))
+    except BaseException:
+        for process in processes:
+            stop_bot(process)
+        raise
+    return bots
+
+
+def _spawn(
+    command: Sequence[str], cwd: str | None = None, stderr: int | None = None
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
         list(command),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL if stderr is None else stderr,
@@ -42,6 +61,16 @@ def start_server(
         bufsize=1,
         cwd=cwd,
     )
+
+
+def start_server(
+    kind: str, command: Sequence[str], cwd: str | None = None, stderr: int | None = None
+) -> BotProcess:
+    """Run ``command``, which must print ``LISTENING host:port`` once it serves; wait for it."""
+    return _wait_listening(kind, _spawn(command, cwd, stderr))
+
+
+def _wait_listening(kind: str, process: subprocess.Popen[str]) -> BotProcess:
     assert process.stdout is not None
     selector = selectors.DefaultSelector()
     selector.register(process.stdout, selectors.EVENT_READ)

@@ -87,19 +87,24 @@ async def _abort(context: Context, detail: str) -> NoReturn:
     raise AssertionError("abort returned")  # abort always raises
 
 
-async def serve_async(
-    bot: Bot, address: str = "127.0.0.1:0", ready: Callable[[str], None] | None = None
-) -> None:
-    """Serve ``bot`` on ``address`` until cancelled or SIGTERM/SIGINT; ``ready`` gets host:port."""
+async def start_server(bot: Bot, address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, str]:
+    """Start serving ``bot`` on the running asyncio loop; return the server and its host:port."""
     server = grpc.aio.server()
     bot_service_pb2_grpc.add_BotServiceServicer_to_server(_Servicer(bot), server)
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     await server.start()
-    host = address.rsplit(":", 1)[0]
+    return server, f"{address.rsplit(':', 1)[0]}:{port}"
+
+
+async def serve_async(
+    bot: Bot, address: str = "127.0.0.1:0", ready: Callable[[str], None] | None = None
+) -> None:
+    """Serve ``bot`` on ``address`` until cancelled or SIGTERM/SIGINT; ``ready`` gets host:port."""
+    server, where = await start_server(bot, address)
     if ready is not None:
-        ready(f"{host}:{port}")
+        ready(where)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -1,0 +1,289 @@
+"""The ladder engine: matchmaking, validation, health sweeps and workers that play matches.
+
+Runs under trio (on the asyncio host of ``referee.aio_bridge``). All state that another worker
+process would need lives in the store; what is in memory here is only this process's view of
+the matches it is playing right now (for live watching).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+import trio
+
+from arena.matchmaking import PlannedMatch, pick_players, plan_set
+from arena.store.repository import HOUSE_RANDOM, Claim, Store
+from cardarena.arena.v1 import arena_service_pb2
+from cardarena.game.v1 import record_pb2
+from referee.aio_bridge import await_aio
+from referee.bot_client import BotPool
+from referee.codec.common import options_from_wire
+from referee.games.registry import STATE_CLASSES, make_game
+from referee.match import FaultPolicy, Match, MoveLog, TimeControl
+from referee.metrics import Metrics
+from referee.runner import MatchSpec, play_match
+
+log = logging.getLogger("arena.ladder")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ArenaConfig:
+    """How this arena process plays."""
+
+    worker_id: str = "local"
+    workers: int = 16
+    lease_s: float = 300.0
+    schedule_interval_s: float = 0.2
+    health_interval_s: float = 30.0
+    health_failures_to_pull: int = 3
+    validation_matches: int = 2
+    validation_time_control: TimeControl = field(
+        default_factory=lambda: TimeControl(move_time_ms=2000, time_bank_ms=10_000)
+    )
+    seed: int | None = None
+
+
+@dataclass
+class LiveMatch:
+    """A match being played here, for spectators: public move events and subscriber queues."""
+
+    events: list[arena_service_pb2.WatchMatchResponse] = field(default_factory=list)
+    subscribers: list[asyncio.Queue[arena_service_pb2.WatchMatchResponse | None]] = field(
+        default_factory=list
+    )
+
+    def publish(self, event: arena_service_pb2.WatchMatchResponse | None) -> None:
+        """Send an event (None: the stream ends) to every subscriber; same thread as asyncio."""
+        if event is not None:
+            self.events.append(event)
+        for queue in self.subscribers:
+            queue.put_nowait(event)
+
+
+class Arena:
+    """Ladders in motion: schedules matches into the store and plays them."""
+
+    def __init__(
+        self,
+        store: Store,
+        pool: BotPool,
+        metrics: Metrics,
+        house_endpoint: str,
+        config: ArenaConfig | None = None,
+    ) -> None:
+        self.store = store
+        self.pool = pool
+        self.metrics = metrics
+        self.house_endpoint = house_endpoint
+        self.config = config or ArenaConfig()
+        self.live: dict[str, LiveMatch] = {}
+        self.stop = trio.Event()
+        self.serving = False
+        self._rng = random.Random(self.config.seed)
+        self._work_available = trio.Event()
+        self._played = 0
+
+    async def db(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a store operation on the database's own thread(s), timing it."""
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        try:
+            return await await_aio(
+                lambda: loop.run_in_executor(self.store.db.executor, partial(fn, *args))
+            )
+        finally:
+            name = getattr(fn, "__name__", "other")
+            if name in ("claim", "record_result", "register_bot", "standings", "recover"):
+                operation = "claim_match" if name == "claim" else name
+                self.metrics.store_duration.labels(operation).observe(time.perf_counter() - started)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Recover, then schedule, validate, sweep and play until cancelled or ``stop``."""
+        recovered = await self.db(self.store.recover, self.config.worker_id)
+        if recovered:
+            log.info("requeued %d matches left in flight by an earlier run", recovered)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._schedule_forever)
+            nursery.start_soon(self._sweep_forever)
+            for _ in range(self.config.workers):
+                nursery.start_soon(self._work_forever)
+            self.serving = True
+            task_status.started()
+            await self.stop.wait()
+            nursery.cancel_scope.cancel()
+        self.serving = False
+
+    # -- scheduling -----------------------------------------------------------------------------
+
+    async def _schedule_forever(self) -> None:
+        while True:
+            await self.schedule_once()
+            await trio.sleep(self.config.schedule_interval_s)
+
+    async def schedule_once(self) -> None:
+        """Queue validation matches for new bots and keep every ladder's queue topped up."""
+        validating = await self.db(self.store.bots, ("validating",))
+        for bot in validating:
+            if not await self.db(self.store.has_validation, bot.bot_id):
+                await self.db(self.store.enqueue, None, "validation", self._validation_set(bot))
+        for ladder in await self.db(self.store.ladders):
+            config = ladder.config
+            await self.db(self.store.enter_active_bots, ladder.ladder_id, config.settings.game)
+            target = max(2, 2 * (config.concurrency or 1))
+            queued = await self.db(self.store.waiting, ladder.ladder_id)
+            self.metrics.matches_waiting.labels(config.settings.game).set(queued)
+            entrants = await self.db(self.store.entrants, ladder.ladder_id)
+            while queued < target:
+                players = pick_players(entrants, config.settings.num_seats, self._rng)
+                if not players:
+                    break
+                planned = plan_set(players, self._rng, config.duplicate_deals)
+                await self.db(self.store.enqueue, ladder.ladder_id, "ladder", planned)
+                queued += len(planned)
+                entrants = await self.db(self.store.entrants, ladder.ladder_id)
+        self._work_available.set()
+
+    def _validation_set(self, bot: Any) -> list[PlannedMatch]:
+        seats = STATE_CLASSES[bot.game].game_type.min_seats
+        matches = []
+        for _ in range(self.config.validation_matches):
+            order = [bot.bot_id] + [HOUSE_RANDOM] * (seats - 1)
+            self._rng.shuffle(order)
+            matches.append(PlannedMatch(self._rng.getrandbits(48), tuple(order)))
+        return matches
+
+    # -- playing --------------------------------------------------------------------------------
+
+    async def _work_forever(self) -> None:
+        while True:
+            claim = await self.db(self.store.claim, self.config.worker_id, self.config.lease_s)
+            if claim is None:
+                self._work_available = trio.Event()
+                with trio.move_on_after(1.0):
+                    await self._work_available.wait()
+                continue
+            await self.play_claim(claim)
+
+    async def play_claim(self, claim: Claim) -> None:
+        """Play one claimed match and record it (or give it back if the arena is stopping)."""
+        spec = await self._spec_for(claim)
+        live = self.live[claim.match_id] = LiveMatch()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._renew_lease, claim.match_id)
+                record = await play_match(
+                    spec, self.pool, partial(self._on_move, live), self.metrics, self.stop
+                )
+                nursery.cancel_scope.cancel()
+            if record.status == record_pb2.MATCH_STATUS_ABORTED:
+                await self.db(self.store.release, claim.match_id, self.config.worker_id)
+                log.info("match %s given back to the queue (stopping)", claim.match_id)
+                return
+            if await self.db(self.store.record_result, record):
+                self._count_result(claim, record)
+            live.publish(arena_service_pb2.WatchMatchResponse(finished=record))
+        finally:
+            live.publish(None)
+            del self.live[claim.match_id]
+
+    async def _spec_for(self, claim: Claim) -> MatchSpec:
+        endpoints = [endpoint or self.house_endpoint for endpoint in claim.endpoints]
+        if claim.ladder_id is None:
+            bot = next(b for b in claim.seats if b != HOUSE_RANDOM)
+            game_name = (await self.db(self.store.bot, bot)).game
+            game = make_game(game_name, len(claim.seats))
+            return MatchSpec(
+                game,
+                endpoints,
+                claim.seed,
+                claim.match_id,
+                self.config.validation_time_control,
+                FaultPolicy(max_faults=3),
+            )
+        ladder = await self.db(self.store.ladder, claim.ladder_id)
+        config = ladder.config
+        game = make_game(
+            config.settings.game, len(claim.seats), options_from_wire(config.settings.options)
+        )
+        return MatchSpec(
+            game,
+            endpoints,
+            claim.seed,
+            claim.match_id,
+            TimeControl(config.move_time_ms or 1000, config.time_bank_ms),
+            FaultPolicy(max_faults=config.max_faults),
+        )
+
+    def _on_move(self, live: LiveMatch, match: Match, move: MoveLog) -> None:
+        live.publish(
+            arena_service_pb2.WatchMatchResponse(
+                move=arena_service_pb2.MoveEvent(
+                    index=move.index,
+                    seat=move.seat,
+                    description=match.state.describe_action(move.action),
+                    defaulted=move.fault is not None,
+                    scores=match.state.scores_so_far(),
+                )
+            )
+        )
+
+    async def _renew_lease(self, match_id: str) -> None:
+        while True:
+            await trio.sleep(self.config.lease_s / 3)
+            await self.db(self.store.renew, match_id, self.config.worker_id, self.config.lease_s)
+
+    def _count_result(self, claim: Claim, record: record_pb2.MatchRecord) -> None:
+        self._played += 1
+        game = record.settings.game
+        if claim.kind == "validation":
+            bad = record.status != record_pb2.MATCH_STATUS_COMPLETED or any(
+                m.fault for m in record.moves if claim.seats[m.seat] != HOUSE_RANDOM
+            )
+            self.metrics.validations.labels(game, "failed" if bad else "passed").inc()
+        elif record.status in (
+            record_pb2.MATCH_STATUS_COMPLETED,
+            record_pb2.MATCH_STATUS_FORFEITED,
+        ):
+            self.metrics.rating_updates.labels(game).inc()
+
+    # -- health ---------------------------------------------------------------------------------
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await trio.sleep(self.config.health_interval_s)
+            await self.sweep_once()
+
+    async def sweep_once(self) -> None:
+        """Probe every active or pulled bot once; pull or restore by consecutive failures."""
+        bots = await self.db(self.store.bots, ("active", "unhealthy"))
+        results: dict[str, bool] = {}
+
+        async def probe(bot_id: str, endpoint: str) -> None:
+            result = await self.pool.get(endpoint).get_info(5.0)
+            results[bot_id] = result.fault is None
+
+        async with trio.open_nursery() as nursery:
+            for bot in bots:
+                nursery.start_soon(probe, bot.bot_id, bot.endpoint)
+        pulled = 0
+        for bot in bots:
+            ok = results[bot.bot_id]
+            self.metrics.health_probes.labels("ok" if ok else "failed").inc()
+            failures = 0 if ok else bot.health_failures + 1
+            state, detail = bot.state, bot.state_detail
+            if ok and bot.state == "unhealthy":
+                state, detail = "active", "answering again"
+            elif failures >= self.config.health_failures_to_pull:
+                state, detail = "unhealthy", f"no answer to {failures} health probes in a row"
+            if (state, failures) != (bot.state, bot.health_failures):
+                await self.db(self.store.set_state_by_arena, bot.bot_id, state, detail, failures)
+            pulled += state == "unhealthy"
+        self.metrics.bots_pulled.set(pulled)

@@ -1,0 +1,119 @@
+"""``arena serve``: the arena API, health checking, reflection, metrics and the ladder engine.
+
+One process: an asyncio host loop owns every gRPC object (the API server, the in-process house
+random bot used for validation, the channels to bots), and trio runs the ladder engine as its
+guest (see ``referee.aio_bridge``). SIGINT/SIGTERM stop it gracefully: matches in flight end at
+their next move and go back to the queue, within ``shutdown_grace_s``; whatever is still running
+then is cancelled and requeued at the next start (leases).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from dataclasses import dataclass, field
+
+import grpc
+import grpc.aio
+import trio
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from prometheus_client import start_http_server
+
+from arena.ladder import Arena, ArenaConfig
+from arena.service import ArenaServicer
+from arena.store.db import open_database
+from arena.store.repository import Store
+from botkit.server import start_server
+from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
+from referee.aio_bridge import await_aio
+from referee.bot_client import BotPool
+from referee.games.registry import STATE_CLASSES
+from referee.metrics import Metrics
+from sample_bots.random_bot import make_random_bot
+
+log = logging.getLogger("arena.server")
+SERVICE_NAME = arena_service_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """Where and how ``arena serve`` runs."""
+
+    listen: str = "127.0.0.1:50050"
+    metrics_listen: str | None = "127.0.0.1:9464"
+    database: str = "arena.sqlite3"
+    admin_token: str = ""
+    shutdown_grace_s: float = 10.0
+    arena: ArenaConfig = field(default_factory=ArenaConfig)
+
+
+async def serve(
+    options: ServeOptions, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Run until cancelled or signalled; ``task_status.started`` gets the API's host:port."""
+    database = open_database(options.database)
+    store = Store(database)
+    metrics = Metrics(STATE_CLASSES)
+    if options.metrics_listen:
+        metrics_host, metrics_port = options.metrics_listen.rsplit(":", 1)
+        start_http_server(int(metrics_port), addr=metrics_host)
+    house_server, house_address = await await_aio(lambda: start_server(make_random_bot()))
+    pool = BotPool()
+    arena = Arena(store, pool, metrics, house_address, options.arena)
+    server = grpc.aio.server()
+    arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(
+        ArenaServicer(store, arena, options.admin_token), server
+    )
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    api_port = server.add_insecure_port(options.listen)
+    if api_port == 0:
+        raise OSError(f"cannot listen on {options.listen}")
+    await await_aio(server.start)
+    address = f"{options.listen.rsplit(':', 1)[0]}:{api_port}"
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(arena.run)
+            for name in ("", SERVICE_NAME):
+                await await_aio(
+                    lambda name=name: health_servicer.set(  # type: ignore[misc]
+                        name, health_pb2.HealthCheckResponse.SERVING
+                    )
+                )
+            log.info("arena serving on %s", address)
+            task_status.started(address)
+            nursery.start_soon(_stop_on_signal, arena)
+            await arena.stop.wait()
+            log.info("stopping: matches in flight end at their next move and are requeued")
+            with trio.move_on_after(options.shutdown_grace_s) as grace:
+                while arena.live:
+                    await trio.sleep(0.05)
+            if grace.cancelled_caught:
+                log.warning(
+                    "still running after the grace period, requeued at next start: %s",
+                    ", ".join(arena.live),
+                )
+            nursery.cancel_scope.cancel()
+    finally:
+        with trio.CancelScope(shield=True):
+            for name in ("", SERVICE_NAME):
+                await await_aio(
+                    lambda name=name: health_servicer.set(  # type: ignore[misc]
+                        name, health_pb2.HealthCheckResponse.NOT_SERVING
+                    )
+                )
+            await await_aio(lambda: server.stop(1.0))
+            await await_aio(lambda: house_server.stop(0.5))
+            await pool.close()
+            database.close()
+
+
+async def _stop_on_signal(arena: Arena) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            arena.stop.set()
+            return

@@ -1,0 +1,157 @@
+"""Database connections for the store: SQLite by default, PostgreSQL to scale out.
+
+Both speak the same SQL (written with ``?`` placeholders, translated for psycopg) and run on a
+dedicated thread pool so neither trio nor asyncio ever blocks on I/O: SQLite on one thread with
+one connection (every access serialised, WAL mode), PostgreSQL on a small psycopg pool.
+Schema changes are numbered migrations applied once, inside a transaction, at open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from arena.store.schema import MIGRATIONS
+
+
+class Cursor(Protocol):
+    """What the store needs of a DB-API cursor."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+
+    @property
+    def rowcount(self) -> int: ...
+
+
+class Database:
+    """A connection source plus the executor every store operation runs on."""
+
+    dialect: str
+    executor: ThreadPoolExecutor
+
+    def transaction(self) -> contextlib.AbstractContextManager[Tx]:
+        """A transaction: committed when the block ends, rolled back if it raises."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release connections and the executor."""
+        raise NotImplementedError
+
+
+class Tx:
+    """One transaction; ``?`` placeholders whatever the driver."""
+
+    def __init__(self, cursor: Any, dialect: str) -> None:
+        self._cursor = cursor
+        self.dialect = dialect
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Tx:
+        """Run one statement."""
+        if self.dialect == "postgres":
+            sql = sql.replace("?", "%s")
+        self._cursor.execute(sql, tuple(params))
+        return self
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """The first row of a query, or None."""
+        return self.execute(sql, params)._cursor.fetchone()
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Every row of a query."""
+        return list(self.execute(sql, params)._cursor.fetchall())
+
+    @property
+    def rowcount(self) -> int:
+        """Rows changed by the last statement."""
+        return int(self._cursor.rowcount)
+
+
+def _migrate(tx: Tx) -> None:
+    tx.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    row = tx.one("SELECT MAX(version) FROM schema_version")
+    current = row[0] if row and row[0] is not None else 0
+    for version, statements in enumerate(MIGRATIONS, start=1):
+        if version <= current:
+            continue
+        for statement in statements(tx.dialect):
+            tx.execute(statement)
+        tx.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+
+
+class SqliteDatabase(Database):
+    """One SQLite file (or ``:memory:``), one connection, one thread."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: str) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
+        self._lock = threading.Lock()
+        self._connection = self.executor.submit(self._connect, path).result()
+        with self.transaction() as tx:
+            _migrate(tx)
+
+    @staticmethod
+    def _connect(path: str) -> sqlite3.Connection:
+        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute("PRAGMA busy_timeout=10000")
+        connection.execute("PRAGMA foreign_keys=ON")
+        return connection
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Tx]:
+        with self._lock:
+            cursor = self._connection.cursor()
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                yield Tx(cursor, self.dialect)
+            except BaseException:
+                cursor.execute("ROLLBACK")
+                raise
+            cursor.execute("COMMIT")
+
+    def close(self) -> None:
+        self.executor.submit(self._connection.close).result()
+        self.executor.shutdown()
+
+
+class PostgresDatabase(Database):
+    """A psycopg connection pool; several arena processes may share the database."""
+
+    dialect = "postgres"
+
+    def __init__(self, url: str, pool_size: int = 8) -> None:
+        try:
+            import psycopg_pool
+        except ImportError as error:  # pragma: no cover - depends on the install
+            raise RuntimeError(
+                "PostgreSQL needs the postgres extra: pip install 'card-arena[postgres]'"
+            ) from error
+        self.executor = ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="pg")
+        self._pool = psycopg_pool.ConnectionPool(url, min_size=1, max_size=pool_size, open=True)
+        with self.transaction() as tx:
+            tx.execute("SELECT pg_advisory_xact_lock(727271)")  # one migrator at a time
+            _migrate(tx)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Tx]:
+        with self._pool.connection() as connection, connection.transaction():
+            yield Tx(connection.cursor(), self.dialect)
+
+    def close(self) -> None:
+        self._pool.close()
+        self.executor.shutdown()
+
+
+def open_database(url: str) -> Database:
+    """``postgresql://…`` opens PostgreSQL; anything else is a SQLite path."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return PostgresDatabase(url)
+    return SqliteDatabase(url.removeprefix("sqlite:///"))

@@ -1,0 +1,639 @@
+"""Everything the arena keeps: owners, bots, ladders, the match queue, results, ratings.
+
+Every method is one transaction, so a rejected request leaves nothing behind. Results are
+idempotent by match id (a result delivered twice counts once), and recording a result, updating
+ratings and the bots' statistics happen in the same transaction. Matches are claimed with
+leases, so several worker processes can share a PostgreSQL database and a worker that dies
+leaves its matches to be played again, never half-applied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import statistics
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arena.matchmaking import Entrant, PlannedMatch
+from arena.ratings import INITIAL_MU, INITIAL_SIGMA, Rating, rate, set_ranks
+from arena.store.db import Database, Tx
+from cardarena.arena.v1 import arena_service_pb2
+from cardarena.game.v1 import record_pb2
+
+HOUSE_RANDOM = "house:random"
+"""Seat value for the arena's own random bot (validation matches)."""
+
+RATED_STATUSES = (record_pb2.MATCH_STATUS_COMPLETED, record_pb2.MATCH_STATUS_FORFEITED)
+BOT_STATES = {
+    "validating": arena_service_pb2.BOT_STATE_VALIDATING,
+    "active": arena_service_pb2.BOT_STATE_ACTIVE,
+    "paused": arena_service_pb2.BOT_STATE_PAUSED,
+    "retired": arena_service_pb2.BOT_STATE_RETIRED,
+    "rejected": arena_service_pb2.BOT_STATE_REJECTED,
+    "unhealthy": arena_service_pb2.BOT_STATE_UNHEALTHY,
+}
+
+
+class StoreError(Exception):
+    """A request the store refuses; ``code`` names the gRPC status to answer with."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def now_us() -> int:
+    """Microseconds since the Unix epoch."""
+    return time.time_ns() // 1000
+
+
+def hash_token(token: str) -> str:
+    """Tokens are stored only as SHA-256 hashes."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class BotRow:
+    """A bot as stored."""
+
+    bot_id: str
+    owner: str
+    name: str
+    game: str
+    endpoint: str
+    version: str
+    state: str
+    state_detail: str
+    health_failures: int
+
+    def to_proto(self) -> arena_service_pb2.Bot:
+        """The wire form."""
+        return arena_service_pb2.Bot(
+            bot_id=self.bot_id,
+            owner=self.owner,
+            name=self.name,
+            game=self.game,
+            endpoint=self.endpoint,
+            version=self.version,
+            state=BOT_STATES[self.state],
+            state_detail=self.state_detail,
+        )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A match a worker has claimed: what to play and where the bots are."""
+
+    match_id: str
+    ladder_id: str | None
+    kind: str
+    seed: int
+    seats: tuple[str, ...]
+    endpoints: tuple[str, ...]
+
+
+_BOT_COLUMNS = (
+    "b.bot_id, o.name, b.name, b.game, b.endpoint, b.version, b.state, b.state_detail, "
+    "b.health_failures"
+)
+
+
+class Store:
+    """The arena's persistent state on a ``Database`` (SQLite or PostgreSQL)."""
+
+    def __init__(self, database: Database) -> None:
+        self.db = database
+
+    # -- owners and bots ------------------------------------------------------------------------
+
+    def register_bot(
+        self, owner: str, token: str | None, name: str, game: str, endpoint: str, version: str
+    ) -> tuple[BotRow, str | None]:
+        """Register a bot; create the owner if new. Returns the bot and a new owner token."""
+        new_token = None
+        with self.db.transaction() as tx:
+            row = tx.one("SELECT owner_id, token_hash FROM owners WHERE name = ?", (owner,))
+            if row is None:
+                new_token = secrets.token_urlsafe(24)
+                owner_id = uuid.uuid4().hex
+                tx.execute(
+                    "INSERT INTO owners (owner_id, name, token_hash, created_at_us) "
+                    "VALUES (?, ?, ?, ?)",
+                    (owner_id, owner, hash_token(new_token), now_us()),
+                )
+            else:
+                owner_id = row[0]
+                if token is None or not secrets.compare_digest(row[1], hash_token(token)):
+                    raise StoreError(
+                        "PERMISSION_DENIED",
+                        f"owner {owner!r} exists: send its token as 'authorization: Bearer …'",
+                    )
+            if tx.one("SELECT 1 FROM bots WHERE owner_id = ? AND name = ?", (owner_id, name)):
+                raise StoreError("ALREADY_EXISTS", f"{owner!r} already has a bot named {name!r}")
+            bot_id = uuid.uuid4().hex[:12]
+            tx.execute(
+                "INSERT INTO bots (bot_id, owner_id, name, game, endpoint, version, state, "
+                "created_at_us) VALUES (?, ?, ?, ?, ?, ?, 'validating', ?)",
+                (bot_id, owner_id, name, game, endpoint, version, now_us()),
+            )
+            return self._bot(tx, bot_id), new_token
+
+    def _bot(self, tx: Tx, bot_id: str) -> BotRow:
+        row = tx.one(
+            f"SELECT {_BOT_COLUMNS} FROM bots b JOIN owners o ON o.owner_id = b.owner_id "
+            "WHERE b.bot_id = ?",
+            (bot_id,),
+        )
+        if row is None:
+            raise StoreError("NOT_FOUND", f"no bot {bot_id!r}")
+        return BotRow(*row)
+
+    def bot(self, bot_id: str) -> BotRow:
+        """One bot."""
+        with self.db.transaction() as tx:
+            return self._bot(tx, bot_id)
+
+    def bots(self, states: Sequence[str] = ()) -> list[BotRow]:
+        """Every bot, or those in ``states``."""
+        sql = f"SELECT {_BOT_COLUMNS} FROM bots b JOIN owners o ON o.owner_id = b.owner_id"
+        with self.db.transaction() as tx:
+            if states:
+                marks = ", ".join("?" for _ in states)
+                return [BotRow(*r) for r in tx.all(f"{sql} WHERE b.state IN ({marks})", states)]
+            return [BotRow(*r) for r in tx.all(sql)]
+
+    def _authorize(self, tx: Tx, bot_id: str, token: str | None) -> BotRow:
+        bot = self._bot(tx, bot_id)
+        row = tx.one(
+            "SELECT o.token_hash FROM owners o JOIN bots b ON b.owner_id = o.owner_id "
+            "WHERE b.bot_id = ?",
+            (bot_id,),
+        )
+        if token is None or not secrets.compare_digest(row[0], hash_token(token)):
+            raise StoreError("PERMISSION_DENIED", f"only {bot.owner!r}'s token changes this bot")
+        return bot
+
+    def update_bot(self, bot_id: str, token: str | None, endpoint: str, version: str) -> BotRow:
+        """Change endpoint and/or version; a new version goes back to validation."""
+        with self.db.transaction() as tx:
+            bot = self._authorize(tx, bot_id, token)
+            if bot.state == "retired":
+                raise StoreError("FAILED_PRECONDITION", "a retired bot cannot be changed")
+            revalidate = bool(version) and version != bot.version
+            tx.execute(
+                "UPDATE bots SET endpoint = ?, version = ?, state = ?, state_detail = ? "
+                "WHERE bot_id = ?",
+                (
+                    endpoint or bot.endpoint,
+                    version or bot.version,
+                    "validating" if revalidate else bot.state,
+                    "" if revalidate else bot.state_detail,
+                    bot_id,
+                ),
+            )
+            return self._bot(tx, bot_id)
+
+    def set_bot_state(self, bot_id: str, token: str | None, state: str) -> BotRow:
+        """Pause, resume (back to active) or retire a bot."""
+        with self.db.transaction() as tx:
+            bot = self._authorize(tx, bot_id, token)
+            if bot.state == "retired":
+                raise StoreError("FAILED_PRECONDITION", "a retired bot stays retired")
+            if state == "active" and bot.state != "paused":
+                raise StoreError("FAILED_PRECONDITION", f"only a paused bot resumes ({bot.state})")
+            if state not in ("paused", "active", "retired"):
+                raise StoreError("INVALID_ARGUMENT", "state must be PAUSED, ACTIVE or RETIRED")
+            tx.execute(
+                "UPDATE bots SET state = ?, state_detail = '' WHERE bot_id = ?", (state, bot_id)
+            )
+            return self._bot(tx, bot_id)
+
+    def set_state_by_arena(self, bot_id: str, state: str, detail: str, failures: int) -> None:
+        """The arena's own state changes (validation, health sweep)."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "UPDATE bots SET state = ?, state_detail = ?, health_failures = ? WHERE bot_id = ?",
+                (state, detail, failures, bot_id),
+            )
+
+    # -- ladders --------------------------------------------------------------------------------
+
+    def create_ladder(self, config: arena_service_pb2.LadderConfig) -> str:
+        """Store a ladder (its config already validated by the caller)."""
+        ladder_id = uuid.uuid4().hex[:10]
+        with self.db.transaction() as tx:
+            if tx.one("SELECT 1 FROM ladders WHERE name = ?", (config.name,)):
+                raise StoreError("ALREADY_EXISTS", f"a ladder named {config.name!r} exists")
+            tx.execute(
+                "INSERT INTO ladders (ladder_id, name, game, config, created_at_us) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    ladder_id,
+                    config.name,
+                    config.settings.game,
+                    config.SerializeToString(),
+                    now_us(),
+                ),
+            )
+        return ladder_id
+
+    def ladders(self) -> list[arena_service_pb2.Ladder]:
+        """Every ladder with its counts."""
+        with self.db.transaction() as tx:
+            rows = tx.all("SELECT ladder_id, config FROM ladders ORDER BY created_at_us")
+            ladders = []
+            for ladder_id, config in rows:
+                bots = tx.one("SELECT COUNT(*) FROM entries WHERE ladder_id = ?", (ladder_id,))
+                done = tx.one(
+                    "SELECT COUNT(*) FROM matches WHERE ladder_id = ? AND status = 'finished'",
+                    (ladder_id,),
+                )
+                ladders.append(
+                    arena_service_pb2.Ladder(
+                        ladder_id=ladder_id,
+                        config=arena_service_pb2.LadderConfig.FromString(bytes(config)),
+                        bots=bots[0],
+                        matches_finished=done[0],
+                    )
+                )
+            return ladders
+
+    def ladder(self, key: str) -> arena_service_pb2.Ladder:
+        """A ladder by id or name."""
+        for ladder in self.ladders():
+            if key in (ladder.ladder_id, ladder.config.name):
+                return ladder
+        raise StoreError("NOT_FOUND", f"no ladder {key!r}")
+
+    def enter_active_bots(self, ladder_id: str, game: str) -> None:
+        """Give every active bot of the ladder's game an entry (a fresh rating) if it has none."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "INSERT INTO entries (ladder_id, bot_id, mu, sigma) "
+                "SELECT ?, bot_id, ?, ? FROM bots WHERE game = ? AND state = 'active' "
+                "AND bot_id NOT IN (SELECT bot_id FROM entries WHERE ladder_id = ?)",
+                (ladder_id, INITIAL_MU, INITIAL_SIGMA, game, ladder_id),
+            )
+
+    def entrants(self, ladder_id: str) -> list[Entrant]:
+        """Active bots of a ladder, for matchmaking."""
+        with self.db.transaction() as tx:
+            rows = tx.all(
+                "SELECT e.bot_id, e.mu, e.sigma, e.scheduled FROM entries e "
+                "JOIN bots b ON b.bot_id = e.bot_id WHERE e.ladder_id = ? AND b.state = 'active'",
+                (ladder_id,),
+            )
+        return [Entrant(r[0], r[1] - 3 * r[2], r[2], r[3]) for r in rows]
+
+    def standings(self, ladder_id: str) -> list[arena_service_pb2.Standing]:
+        """Entrants best first by μ − 3σ."""
+        with self.db.transaction() as tx:
+            rows = tx.all(
+                "SELECT e.bot_id, e.mu, e.sigma, e.matches, e.first_places, "
+                "COALESCE(SUM(s.moves), 0), COALESCE(SUM(s.faults), 0) FROM entries e "
+                "LEFT JOIN match_seats s ON s.bot_id = e.bot_id AND s.match_id IN "
+                "(SELECT match_id FROM matches WHERE ladder_id = ?) "
+                "WHERE e.ladder_id = ? GROUP BY e.bot_id, e.mu, e.sigma, e.matches, "
+                "e.first_places",
+                (ladder_id, ladder_id),
+            )
+            rows.sort(key=lambda r: r[1] - 3 * r[2], reverse=True)
+            return [
+                arena_service_pb2.Standing(
+                    position=position,
+                    bot=self._bot(tx, r[0]).to_proto(),
+                    rating=r[1] - 3 * r[2],
+                    mu=r[1],
+                    sigma=r[2],
+                    matches=r[3],
+                    first_places=r[4],
+                    fault_rate=100.0 * r[6] / r[5] if r[5] else 0.0,
+                )
+                for position, r in enumerate(rows, start=1)
+            ]
+
+    # -- the match queue ------------------------------------------------------------------------
+
+    def enqueue(self, ladder_id: str | None, kind: str, planned: Sequence[PlannedMatch]) -> None:
+        """Add a set of matches (one, or a duplicate set sharing a deal)."""
+        set_id = uuid.uuid4().hex
+        created = now_us()
+        with self.db.transaction() as tx:
+            for index, match in enumerate(planned):
+                tx.execute(
+                    "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status,"
+                    " created_at_us) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?)",
+                    (
+                        uuid.uuid4().hex,
+                        ladder_id,
+                        set_id,
+                        kind,
+                        match.seed,
+                        ",".join(match.seats),
+                        created + index,
+                    ),
+                )
+                if ladder_id is not None:
+                    for bot in match.seats:
+                        tx.execute(
+                            "UPDATE entries SET scheduled = scheduled + 1 "
+                            "WHERE ladder_id = ? AND bot_id = ?",
+                            (ladder_id, bot),
+                        )
+
+    def waiting(self, ladder_id: str | None = None) -> int:
+        """Matches waiting to be played (in one ladder, or all)."""
+        with self.db.transaction() as tx:
+            if ladder_id is None:
+                return int(tx.one("SELECT COUNT(*) FROM matches WHERE status = 'waiting'")[0])
+            return int(
+                tx.one(
+                    "SELECT COUNT(*) FROM matches WHERE status IN ('waiting', 'playing') "
+                    "AND ladder_id = ?",
+                    (ladder_id,),
+                )[0]
+            )
+
+    def has_validation(self, bot_id: str) -> bool:
+        """Whether validation matches for this bot are queued or running."""
+        with self.db.transaction() as tx:
+            row = tx.one(
+                "SELECT 1 FROM matches WHERE kind = 'validation' AND status != 'finished' "
+                "AND seats LIKE ?",
+                (f"%{bot_id}%",),
+            )
+        return row is not None
+
+    def claim(self, worker: str, lease_s: float) -> Claim | None:
+        """Take the oldest waiting match for ``worker`` until the lease ends."""
+        with self.db.transaction() as tx:
+            skip = " FOR UPDATE SKIP LOCKED" if tx.dialect == "postgres" else ""
+            row = tx.one(
+                "UPDATE matches SET status = 'playing', claimed_by = ?, lease_until_us = ?, "
+                "attempts = attempts + 1 WHERE match_id = (SELECT match_id FROM matches "
+                f"WHERE status = 'waiting' ORDER BY created_at_us LIMIT 1{skip}) "
+                "RETURNING match_id, ladder_id, kind, seed, seats",
+                (worker, now_us() + int(lease_s * 1e6)),
+            )
+            if row is None:
+                return None
+            seats = tuple(row[4].split(","))
+            endpoints = []
+            for bot_id in seats:
+                if bot_id == HOUSE_RANDOM:
+                    endpoints.append("")
+                else:
+                    found = tx.one("SELECT endpoint FROM bots WHERE bot_id = ?", (bot_id,))
+                    endpoints.append(found[0] if found else "")
+            return Claim(row[0], row[1], row[2], int(row[3]), seats, tuple(endpoints))
+
+    def renew(self, match_id: str, worker: str, lease_s: float) -> bool:
+        """Extend a claim's lease; False if the match is no longer this worker's."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "UPDATE matches SET lease_until_us = ? WHERE match_id = ? AND claimed_by = ? "
+                "AND status = 'playing'",
+                (now_us() + int(lease_s * 1e6), match_id, worker),
+            )
+            return tx.rowcount == 1
+
+    def release(self, match_id: str, worker: str) -> None:
+        """Give a claimed match back to the queue (it will be played again from the start)."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "UPDATE matches SET status = 'waiting', claimed_by = NULL, lease_until_us = NULL "
+                "WHERE match_id = ? AND claimed_by = ? AND status = 'playing'",
+                (match_id, worker),
+            )
+
+    def recover(self, worker: str) -> int:
+        """Requeue matches whose lease ran out, and every match ``worker`` held before a restart."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "UPDATE matches SET status = 'waiting', claimed_by = NULL, lease_until_us = NULL "
+                "WHERE status = 'playing' AND (lease_until_us < ? OR claimed_by = ?)",
+                (now_us(), worker),
+            )
+            return tx.rowcount
+
+    # -- results --------------------------------------------------------------------------------
+
+    def record_result(self, record: record_pb2.MatchRecord) -> bool:
+        """Store a finished match and apply it; False if it was already recorded (no change)."""
+        with self.db.transaction() as tx:
+            row = tx.one(
+                "SELECT status, ladder_id, set_id, kind, seats FROM matches WHERE match_id = ?"
+                + (" FOR UPDATE" if tx.dialect == "postgres" else ""),
+                (record.match_id,),
+            )
+            if row is None:
+                raise StoreError("NOT_FOUND", f"no match {record.match_id!r}")
+            status, ladder_id, set_id, kind, seats_text = row
+            if status == "finished":
+                return False
+            seats = seats_text.split(",")
+            finished = record.finished_at_us or now_us()
+            tx.execute(
+                "UPDATE matches SET status = 'finished', result_status = ?, finished_at_us = ?, "
+                "claimed_by = NULL, lease_until_us = NULL WHERE match_id = ?",
+                (int(record.status), finished, record.match_id),
+            )
+            tx.execute(
+                "INSERT INTO records (match_id, record) VALUES (?, ?)",
+                (record.match_id, record.SerializeToString()),
+            )
+            self._record_seats(tx, record, seats, finished)
+            if kind == "validation":
+                self._apply_validation(tx, record, seats)
+            elif ladder_id is not None:
+                self._rate_set_if_complete(tx, ladder_id, set_id, record.match_id)
+            return True
+
+    def _record_seats(
+        self, tx: Tx, record: record_pb2.MatchRecord, seats: Sequence[str], finished: int
+    ) -> None:
+        rated = record.status in RATED_STATUSES
+        for seat, bot_id in enumerate(seats):
+            moves = [m for m in record.moves if m.seat == seat]
+            faults = [m for m in moves if m.fault]
+            tx.execute(
+                "INSERT INTO match_seats (match_id, seat, bot_id, rank, score, moves, faults, "
+                "latency_sum_us, finished_at_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.match_id,
+                    seat,
+                    bot_id,
+                    record.outcome.ranks[seat] if rated else 0,
+                    record.outcome.scores[seat] if rated else 0,
+                    len(moves),
+                    len(faults),
+                    sum(m.elapsed_us for m in moves),
+                    finished,
+                ),
+            )
+            if bot_id == HOUSE_RANDOM or not moves:
+                continue
+            latencies = sorted(m.elapsed_us for m in moves)
+            tx.execute(
+                "INSERT INTO bot_latency (bot_id, match_id, p50_us, p95_us, moves) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    bot_id,
+                    record.match_id,
+                    int(statistics.median(latencies)),
+                    latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))],
+                    len(moves),
+                ),
+            )
+            for move in faults:
+                kind = record_pb2.FaultKind.Name(move.fault).removeprefix("FAULT_KIND_").lower()
+                updated = tx.execute(
+                    "UPDATE bot_faults SET count = count + 1 WHERE bot_id = ? AND kind = ?",
+                    (bot_id, kind),
+                ).rowcount
+                if not updated:
+                    tx.execute(
+                        "INSERT INTO bot_faults (bot_id, kind, count) VALUES (?, ?, 1)",
+                        (bot_id, kind),
+                    )
+
+    def _apply_validation(
+        self, tx: Tx, record: record_pb2.MatchRecord, seats: Sequence[str]
+    ) -> None:
+        for seat, bot_id in enumerate(seats):
+            if bot_id == HOUSE_RANDOM:
+                continue
+            bot = self._bot(tx, bot_id)
+            if bot.state != "validating":
+                continue
+            faults = [m for m in record.moves if m.seat == seat and m.fault]
+            if record.status != record_pb2.MATCH_STATUS_COMPLETED or faults:
+                reason = record.status_detail
+                if faults:
+                    first = faults[0]
+                    name = record_pb2.FaultKind.Name(first.fault).removeprefix("FAULT_KIND_")
+                    reason = f"{len(faults)} fault(s); first: {name.lower()}: {first.fault_detail}"
+                tx.execute(
+                    "UPDATE bots SET state = 'rejected', state_detail = ? WHERE bot_id = ?",
+                    (f"validation match {record.match_id[:12]} failed: {reason}", bot_id),
+                )
+                continue
+            pending = tx.one(
+                "SELECT COUNT(*) FROM matches WHERE kind = 'validation' AND status != 'finished' "
+                "AND seats LIKE ?",
+                (f"%{bot_id}%",),
+            )[0]
+            if pending == 0:
+                tx.execute(
+                    "UPDATE bots SET state = 'active', state_detail = 'passed validation' "
+                    "WHERE bot_id = ?",
+                    (bot_id,),
+                )
+
+    def _rate_set_if_complete(self, tx: Tx, ladder_id: str, set_id: str, match_id: str) -> None:
+        rows = tx.all(
+            "SELECT match_id, status, result_status FROM matches WHERE set_id = ?", (set_id,)
+        )
+        if any(status != "finished" for _, status, _ in rows):
+            return
+        rated_ids = [mid for mid, _, result in rows if result in RATED_STATUSES]
+        if not rated_ids:
+            return
+        per_match: list[dict[str, int]] = []
+        for mid in rated_ids:
+            seats = tx.all("SELECT bot_id, rank FROM match_seats WHERE match_id = ?", (mid,))
+            per_match.append({bot: rank for bot, rank in seats})
+        ranks = set_ranks(per_match)
+        current = {
+            bot: Rating(
+                *tx.one(
+                    "SELECT mu, sigma FROM entries WHERE ladder_id = ? AND bot_id = ?",
+                    (ladder_id, bot),
+                )
+            )
+            for bot in ranks
+        }
+        at = now_us()
+        for bot, rating in rate(current, ranks).items():
+            first = 1 if ranks[bot] == 1 else 0
+            tx.execute(
+                "UPDATE entries SET mu = ?, sigma = ?, matches = matches + ?, "
+                "first_places = first_places + ? WHERE ladder_id = ? AND bot_id = ?",
+                (rating.mu, rating.sigma, len(rated_ids), first, ladder_id, bot),
+            )
+            tx.execute(
+                "INSERT INTO rating_history (ladder_id, bot_id, match_id, mu, sigma, at_us) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (ladder_id, bot, match_id, rating.mu, rating.sigma, at),
+            )
+
+    # -- reading results ------------------------------------------------------------------------
+
+    def match_record(self, match_id: str) -> record_pb2.MatchRecord:
+        """A finished match's record."""
+        with self.db.transaction() as tx:
+            row = tx.one("SELECT record FROM records WHERE match_id = ?", (match_id,))
+        if row is None:
+            raise StoreError("NOT_FOUND", f"no finished match {match_id!r}")
+        return record_pb2.MatchRecord.FromString(bytes(row[0]))
+
+    def profile(self, bot_id: str, recent: int) -> arena_service_pb2.GetBotProfileResponse:
+        """Ratings history, recent matches and fault and latency figures of a bot."""
+        with self.db.transaction() as tx:
+            bot = self._bot(tx, bot_id)
+            response = arena_service_pb2.GetBotProfileResponse(bot=bot.to_proto())
+            for ladder_id, match_id, mu, sigma, at in tx.all(
+                "SELECT ladder_id, match_id, mu, sigma, at_us FROM rating_history "
+                "WHERE bot_id = ? ORDER BY at_us",
+                (bot_id,),
+            ):
+                response.rating_history.append(
+                    arena_service_pb2.RatingPoint(
+                        ladder_id=ladder_id,
+                        match_id=match_id,
+                        rating=mu - 3 * sigma,
+                        mu=mu,
+                        sigma=sigma,
+                        at_us=at,
+                    )
+                )
+            for row in tx.all(
+                "SELECT s.match_id, COALESCE(m.ladder_id, ''), m.result_status, s.seat, s.rank, "
+                "s.score, s.faults, s.finished_at_us FROM match_seats s "
+                "JOIN matches m ON m.match_id = s.match_id WHERE s.bot_id = ? "
+                "ORDER BY s.finished_at_us DESC LIMIT ?",
+                (bot_id, recent),
+            ):
+                response.recent_matches.append(
+                    arena_service_pb2.MatchSummary(
+                        match_id=row[0],
+                        ladder_id=row[1],
+                        status=row[2],
+                        seat=row[3],
+                        rank=row[4],
+                        score=row[5],
+                        faults=row[6],
+                        finished_at_us=row[7],
+                    )
+                )
+            for kind, count in tx.all(
+                "SELECT kind, count FROM bot_faults WHERE bot_id = ?", (bot_id,)
+            ):
+                response.faults[kind] = count
+            moves = tx.one(
+                "SELECT COALESCE(SUM(moves), 0) FROM match_seats WHERE bot_id = ?", (bot_id,)
+            )
+            response.moves = int(moves[0])
+            latency = tx.all(
+                "SELECT l.p50_us, l.p95_us FROM bot_latency l JOIN match_seats s ON "
+                "s.match_id = l.match_id AND s.bot_id = l.bot_id WHERE l.bot_id = ? "
+                "ORDER BY s.finished_at_us DESC LIMIT ?",
+                (bot_id, recent),
+            )
+            if latency:
+                response.latency_p50_ms = statistics.median(r[0] for r in latency) / 1000
+                response.latency_p95_ms = max(r[1] for r in latency) / 1000
+            return response

@@ -1,0 +1,98 @@
+"""The store's schema as numbered migrations (never edit one that has shipped; add the next)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+def _v1(dialect: str) -> list[str]:
+    blob = "BYTEA" if dialect == "postgres" else "BLOB"
+    return [
+        """CREATE TABLE owners (
+            owner_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            token_hash TEXT NOT NULL,
+            created_at_us BIGINT NOT NULL)""",
+        """CREATE TABLE bots (
+            bot_id TEXT PRIMARY KEY,
+            owner_id TEXT NOT NULL REFERENCES owners (owner_id),
+            name TEXT NOT NULL,
+            game TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            version TEXT NOT NULL,
+            state TEXT NOT NULL,
+            state_detail TEXT NOT NULL DEFAULT '',
+            health_failures INTEGER NOT NULL DEFAULT 0,
+            created_at_us BIGINT NOT NULL,
+            UNIQUE (owner_id, name))""",
+        f"""CREATE TABLE ladders (
+            ladder_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            game TEXT NOT NULL,
+            config {blob} NOT NULL,
+            created_at_us BIGINT NOT NULL)""",
+        """CREATE TABLE entries (
+            ladder_id TEXT NOT NULL REFERENCES ladders (ladder_id),
+            bot_id TEXT NOT NULL REFERENCES bots (bot_id),
+            mu DOUBLE PRECISION NOT NULL,
+            sigma DOUBLE PRECISION NOT NULL,
+            matches INTEGER NOT NULL DEFAULT 0,
+            scheduled INTEGER NOT NULL DEFAULT 0,
+            first_places INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (ladder_id, bot_id))""",
+        """CREATE TABLE matches (
+            match_id TEXT PRIMARY KEY,
+            ladder_id TEXT,
+            set_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            seed BIGINT NOT NULL,
+            seats TEXT NOT NULL,
+            status TEXT NOT NULL,
+            claimed_by TEXT,
+            lease_until_us BIGINT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            result_status INTEGER,
+            created_at_us BIGINT NOT NULL,
+            finished_at_us BIGINT)""",
+        "CREATE INDEX matches_by_status ON matches (status, created_at_us)",
+        "CREATE INDEX matches_by_set ON matches (set_id)",
+        f"""CREATE TABLE records (
+            match_id TEXT PRIMARY KEY REFERENCES matches (match_id),
+            record {blob} NOT NULL)""",
+        """CREATE TABLE match_seats (
+            match_id TEXT NOT NULL REFERENCES matches (match_id),
+            seat INTEGER NOT NULL,
+            bot_id TEXT NOT NULL,
+            rank INTEGER NOT NULL,
+            score BIGINT NOT NULL,
+            moves INTEGER NOT NULL,
+            faults INTEGER NOT NULL,
+            latency_sum_us BIGINT NOT NULL,
+            finished_at_us BIGINT NOT NULL,
+            PRIMARY KEY (match_id, seat))""",
+        "CREATE INDEX match_seats_by_bot ON match_seats (bot_id, finished_at_us)",
+        """CREATE TABLE bot_faults (
+            bot_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            count BIGINT NOT NULL,
+            PRIMARY KEY (bot_id, kind))""",
+        """CREATE TABLE bot_latency (
+            bot_id TEXT NOT NULL,
+            match_id TEXT NOT NULL,
+            p50_us BIGINT NOT NULL,
+            p95_us BIGINT NOT NULL,
+            moves INTEGER NOT NULL,
+            PRIMARY KEY (bot_id, match_id))""",
+        """CREATE TABLE rating_history (
+            ladder_id TEXT NOT NULL,
+            bot_id TEXT NOT NULL,
+            match_id TEXT NOT NULL,
+            mu DOUBLE PRECISION NOT NULL,
+            sigma DOUBLE PRECISION NOT NULL,
+            at_us BIGINT NOT NULL,
+            PRIMARY KEY (ladder_id, bot_id, match_id))""",
+    ]
+
+
+MIGRATIONS: list[Callable[[str], list[str]]] = [_v1]
+"""Migration n (from 1) turns schema n-1 into schema n, for a dialect."""
