@@ -262,19 +262,10 @@ def discard_actions(
 
 
 _CACHE: dict[int, tuple[int, ...]] = {}
+"""Legal discards by key (see ``MauMauState.legal_actions``): a pure function, shared."""
 _CACHE_LIMIT = 1 << 18
 _DRAW_ONLY = (DRAW,)
-
-
-def _cached_discards(playable: int, held_jacks: int, hand_size: int) -> tuple[int, ...]:
-    # Only the hand size classes 1, 2, 3 and "more" change the answer.
-    key = playable | held_jacks << _DECK | (hand_size if hand_size < 4 else 4) << 2 * _DECK
-    actions = _CACHE.get(key)
-    if actions is None:
-        if len(_CACHE) >= _CACHE_LIMIT:
-            _CACHE.clear()
-        actions = _CACHE[key] = discard_actions(playable, held_jacks, hand_size) or _DRAW_ONLY
-    return actions
+_BITS = tuple(1 << c for c in range(_DECK))
 
 
 # -- results and views ------------------------------------------------------------------------
@@ -342,6 +333,8 @@ class MauMauState(State):
         self.negative = options["scoring"] == "negative"
         self.target = int(options["target"])
         self._after_card = tuple(playable_after_card(c, self.jack_wild) for c in range(_DECK))
+        # Jacks are always playable when wild; otherwise the Jacks held join the legal-moves key.
+        self._jack_key = 0 if self.jack_wild else JACKS
         self.tallies = [0] * num_seats
         self.previous_deals: list[DealResult] = []
         self.reshuffles = 0
@@ -358,9 +351,10 @@ class MauMauState(State):
         self.dealer = (self.dealer + 1) % n
         deck = list(range(_DECK))
         self.rng.shuffle(deck)
+        dealt = n * HAND_SIZE
         hands = [0] * n
-        for i in range(n * HAND_SIZE):  # one card at a time, from the dealer's left
-            hands[(self.dealer + 1 + i) % n] |= 1 << deck[i]
+        for k in range(n):  # one card at a time from the dealer's left: every n-th card
+            hands[(self.dealer + 1 + k) % n] = sum(map(_BITS.__getitem__, deck[k:dealt:n]))
         self.hands = hands
         self.counts = [HAND_SIZE] * n
         self.start_card = deck[n * HAND_SIZE]
@@ -378,6 +372,12 @@ class MauMauState(State):
     def _draw(self, seat: int, count: int) -> int | None:
         """Give ``seat`` up to ``count`` cards, reshuffling the pile when the stock is empty."""
         stock = self.stock
+        if len(stock) >= count:
+            drawn = stock[-count:]
+            del stock[-count:]
+            self.hands[seat] |= sum(map(_BITS.__getitem__, drawn))
+            self.counts[seat] += count
+            return drawn[0]  # the last card taken (the stock is drawn from its end)
         card = None
         for _ in range(count):
             if not stock:
@@ -406,19 +406,30 @@ class MauMauState(State):
         if seat < 0:
             return ()
         hand = self.hands[seat]
+        size = self.counts[seat]
         if self.drawn is not None:
-            return (*discard_actions(1 << self.drawn, 0, self.counts[seat]), PASS)
+            return (*discard_actions(1 << self.drawn, 0, size), PASS)
         if self.bars and self.barred[seat]:
-            return discard_actions(hand & self.playable, hand & JACKS, self.counts[seat], True) or (
-                DRAW,
-            )
-        return _cached_discards(hand & self.playable, hand & JACKS, self.counts[seat])
+            return discard_actions(hand & self.playable, hand & JACKS, size, True) or _DRAW_ONLY
+        # Only the playable cards, the Jacks held (if not all playable) and whether the hand
+        # holds 1, 2, 3 or more cards decide the answer.
+        key = hand & self.playable | (size if size < 4 else 4) << 52 | (hand & self._jack_key) << 55
+        legal = _CACHE.get(key)
+        if legal is None:
+            if len(_CACHE) >= _CACHE_LIMIT:
+                _CACHE.clear()
+            legal = discard_actions(hand & self.playable, hand & JACKS, size) or _DRAW_ONLY
+            _CACHE[key] = legal
+        return legal
 
     def apply(self, action: int) -> None:
         seat = self.to_act
         if seat < 0:
             raise IllegalActionError("the game is over")
-        if action not in self.legal_actions():
+        legal = self._legal
+        if legal is None:
+            legal = self._compute_legal()
+        if action not in legal:
             raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
         self._legal = None
         n = self.num_seats
@@ -432,21 +443,22 @@ class MauMauState(State):
         self.drawn = None
         card = action & 63
         second = action >> SECOND_JACK_SHIFT & 7
-        self.hands[seat] ^= 1 << card
-        self.pile.append(card)
+        counts = self.counts
         if second:
             other = 13 * (second - 1) + _JACK
-            self.hands[seat] ^= 1 << other
-            self.pile.append(other)
-            self.counts[seat] -= 2
+            self.hands[seat] ^= 1 << card | 1 << other
+            self.pile += (card, other)
+            left = counts[seat] = counts[seat] - 2
         else:
-            self.counts[seat] -= 1
-        left = self.counts[seat]
-        if not left:
-            self._end_deal(seat, 2 if second else int(card % 13 == _JACK))
-            return
-        if left == 1 and not action & LAST_CARD:
-            self._draw(seat, FORGOT_LAST_CARD_DRAW)
+            self.hands[seat] ^= 1 << card
+            self.pile.append(card)
+            left = counts[seat] = counts[seat] - 1
+        if left < 2:
+            if not left:
+                self._end_deal(seat, 2 if second else int(card % 13 == _JACK))
+                return
+            if not action & LAST_CARD:
+                self._draw(seat, FORGOT_LAST_CARD_DRAW)
         rank = card % 13
         d = self.direction
         if rank == _JACK:
@@ -456,7 +468,9 @@ class MauMauState(State):
             return
         self.announced = 0
         self.playable = self._after_card[card]
-        if rank == 6:  # an 8: the next player draws 3 and loses his turn
+        if rank < 5 or rank == 7 or rank == 8 or rank == 11:  # 2-6, 9, 10, K: no effect
+            self.to_act = (seat + d) % n
+        elif rank == 6:  # an 8: the next player draws 3 and loses his turn
             self._draw((seat + d) % n, 3)
             self.to_act = (seat + 2 * d) % n
         elif rank == 5:  # a 7: the previous player draws 2
@@ -464,11 +478,9 @@ class MauMauState(State):
             self.to_act = (seat + d) % n
         elif rank == 12:  # an Ace: the next player is skipped
             self.to_act = (seat + 2 * d) % n
-        elif rank == 10:  # a Queen: the direction reverses
+        else:  # a Queen: the direction reverses
             self.direction = -d
             self.to_act = (seat - d) % n
-        else:
-            self.to_act = (seat + d) % n
 
     def _stuck(self, seat: int) -> None:
         self.fines[seat] += 1

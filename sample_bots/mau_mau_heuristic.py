@@ -1,0 +1,144 @@
+"""A heuristic Mau-Mau bot that plays from each request alone, reading only the wire messages.
+
+Sample code for bot authors: everything it knows comes from the ``MauMauObservation`` and the
+legal actions of one ``ChooseActionRequest``; it keeps no state between requests.
+
+- It always announces "last card" (a legal action with ``announce_last_card`` is preferred over
+  the same discard without it), so it never pays the five-card penalty.
+- It goes out whenever it can, with two Jacks (×4) or one Jack (×2) if that is an option.
+- Otherwise it keeps Jacks (wild) for when it has nothing else, and picks the discard that best
+  keeps it able to follow next turn (a stuck turn costs a 50-point fine, far more than a card in
+  hand): mostly the suit it holds most of, so the suit it sets tends to come back to it. Among
+  equals it sheds the card worth the most penalty points.
+- It uses specials against the seat that plays next when that seat is about to go out: 8 (draw
+  3 and skip) and Ace (skip); 7 against the previous seat; a Queen to turn play away from a
+  next seat holding fewer cards than the previous one. (Skipping a seat otherwise spares it a
+  turn on which it could be stuck and fined, so it does not waste them.)
+- With a Jack it announces the suit it holds most of (never "nothing").
+- Having drawn a playable card (option draw_then_may_play) it always discards it.
+"""
+
+from __future__ import annotations
+
+from botkit import Bot
+from cardarena.bot.v1 import bot_service_pb2
+from cardarena.game.v1 import game_pb2, mau_mau_pb2
+
+SEVEN, EIGHT, JACK, QUEEN, ACE = 7, 8, 11, 12, 14
+POINTS = {JACK: 20, EIGHT: 20, SEVEN: 15, ACE: 15, 13: 10, QUEEN: 10, 10: 10, 9: 9}
+"""Penalty points of a card left in hand by rank; 2-6 count their face value."""
+
+# Weights, tuned against random bots (benchmarks/winrate.py). In this variant a stuck turn costs
+# 50 points while a card left in hand costs about 10, so being able to follow matters most.
+W_VALUE = 0.5
+"""Per penalty point shed."""
+W_JACK_KEEP = 200
+"""Cost of spending a Jack (wild) before going out: only when nothing else can be discarded."""
+W_SPECIAL = 30
+"""Per card short of three that the seat hit by an 8, Ace, 7 or Queen holds."""
+W_COVER = 100.0
+"""Times the estimated chance of being able to discard next turn."""
+PERSIST = 8.0
+"""How much likelier the suit just set (and its rank) is to be on top at the next turn."""
+
+
+def points(rank: int) -> int:
+    """Penalty value of a card of ``rank``."""
+    return POINTS.get(rank, rank)
+
+
+def _score(
+    action: mau_mau_pb2.MauMauDiscard,
+    hand: list[tuple[int, int]],
+    next_size: int,
+    previous_size: int,
+    num_seats: int,
+) -> float:
+    discarded = [(int(c.suit), int(c.rank)) for c in action.cards]
+    rest = list(hand)
+    for card in discarded:
+        rest.remove(card)
+    if not rest:  # going out: the more Jacks, the bigger the others' penalty
+        return 10_000 + 1_000 * sum(rank == JACK for _, rank in discarded)
+    score = W_VALUE * sum(points(rank) for _, rank in discarded)
+    suit, rank = discarded[0]
+    # Skipping a seat spares it a turn on which it might be stuck (and fined), so specials are
+    # kept for a seat about to go out.
+    danger_next = max(0, 3 - next_size)
+    danger_previous = max(0, 3 - previous_size)
+    if rank == JACK:
+        # Keep the wild card for when nothing else fits, unless the hand is nearly done.
+        score -= W_JACK_KEEP * len(discarded)
+        announced = int(action.announced_suit)
+        if not announced:
+            return score - 1_000
+        return score + W_COVER * coverage(rest, announced, JACK)
+    score += W_COVER * coverage(rest, suit, rank)
+    if rank == EIGHT:
+        score += W_SPECIAL * danger_next * 1.5
+    elif rank == ACE:
+        score += W_SPECIAL * danger_next
+    elif rank == SEVEN:
+        score += W_SPECIAL * danger_previous
+    elif rank == QUEEN and num_seats > 2 and next_size < previous_size:
+        score += W_SPECIAL * danger_next
+    return score
+
+
+def choose_action(request: bot_service_pb2.ChooseActionRequest) -> game_pb2.Action:
+    """The heuristic's pick among ``request.legal_actions``."""
+    legal = list(request.legal_actions)
+    if len(legal) == 1:
+        return legal[0]
+    obs = request.observation.mau_mau
+    discards = [a for a in legal if a.mau_mau.WhichOneof("action") == "discard"]
+    if not discards:
+        return legal[0]
+    # Always announce the last card: drop any discard whose announced twin is offered.
+    announced = {_key(a.mau_mau.discard) for a in discards if a.mau_mau.discard.announce_last_card}
+    discards = [
+        a
+        for a in discards
+        if a.mau_mau.discard.announce_last_card or _key(a.mau_mau.discard) not in announced
+    ]
+    hand = [(int(c.suit), int(c.rank)) for c in obs.hand]
+    n = len(obs.seats)
+    step = 1 if obs.clockwise else -1
+    next_size = obs.seats[(request.seat + step) % n].hand_size
+    previous_size = obs.seats[(request.seat - step) % n].hand_size
+    return max(
+        discards,
+        key=lambda a: _score(a.mau_mau.discard, hand, next_size, previous_size, n),
+    )
+
+
+def coverage(rest: list[tuple[int, int]], suit: int, rank: int) -> float:
+    """Chance that ``rest`` can follow the top card at this seat's next turn, estimated.
+
+    The top card is taken as random, but with the suit just set (``suit``) PERSIST times as
+    likely as each other suit (the others often follow it) and its ``rank`` as likely again.
+    """
+    if any(r == JACK for _, r in rest):
+        return 1.0
+    suits = {s for s, _ in rest}
+    ranks = {r for _, r in rest}
+    total = hit = 0.0
+    for top_suit in range(1, 5):
+        for top_rank in range(2, 15):
+            if top_rank == JACK:
+                continue
+            weight = (PERSIST if top_suit == suit else 1.0) + (PERSIST if top_rank == rank else 0)
+            total += weight
+            if top_suit in suits or top_rank in ranks:
+                hit += weight
+    return hit / total
+
+
+def _key(discard: mau_mau_pb2.MauMauDiscard) -> tuple[tuple[int, int], ...]:
+    cards = tuple(sorted((int(c.suit), int(c.rank)) for c in discard.cards))
+    return (*cards, (int(discard.announced_suit), 0))
+
+
+def make_mau_mau_heuristic_bot(seed: int | None = None) -> Bot:
+    """The heuristic bot (deterministic; ``seed`` is accepted for a uniform interface)."""
+    return Bot(choose=choose_action, name="mau-mau-heuristic", version="1")
