@@ -424,7 +424,7 @@ def test_bella_needs_both_and_is_announced_with_the_second() -> None:
     state.apply(parse_card("AH"))
     assert BELLA_BASE + parse_card("KH") in state.legal_actions()
     # N never held both; he may not announce.
-    assert state.bella_held == [False, True]
+    assert state.bella_seat == D
 
 
 def test_bella_is_not_possible_without_both() -> None:

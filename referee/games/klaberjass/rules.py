@@ -50,6 +50,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from referee.games.api import (
     GameType,
@@ -400,9 +401,8 @@ class Trick:
     winner: int
 
 
-@dataclass(frozen=True)
-class HandResult:
-    """How one finished (or void) hand went."""
+class HandResult(NamedTuple):
+    """How one finished (or void) hand went (a named tuple: made once per hand, cheaply)."""
 
     dealer: int
     turn_up: int
@@ -462,7 +462,6 @@ class KlaberjassState(State):
         self.previous_hands: list[HandResult] = []
         self.hand_number = 0
         self.dealer = rng.randrange(2)
-        self.winner = -2
         self._deal()
 
     @classmethod
@@ -517,9 +516,9 @@ class KlaberjassState(State):
         self.sequence_points = [0, 0]
         self.sequence_cards = [0, 0]
         self.sequences_shown = False
-        self.bella_held = [False, False]
+        self.bella_seat = -1  # the seat that held both K and Q of trumps when play began
         self.bella = [False, False]
-        self.known = [0, 0]
+        self.known = 0  # cards in a hand that both seats know of (taken turn-up, shown sequence)
         self.card_points = [0, 0]
         self.lead = -1
         self.completed: list[tuple[int, int, int, int]] = []  # leader, lead, follow, winner
@@ -561,7 +560,7 @@ class KlaberjassState(State):
                     + _BYTE_CARDS[2][(hand >> 16) & 0xFF]
                     + _BYTE_CARDS[3][hand >> 24]
                 )
-            if self.bella_held[seat]:
+            if seat == self.bella_seat:
                 second = self._bella_second(hand)
                 if second >= 0 and mask >> second & 1:
                     return (*acts, BELLA_BASE + second)
@@ -598,8 +597,8 @@ class KlaberjassState(State):
             hands[seat] = hand ^ (1 << card)
             if action != card:
                 self.bella[seat] = True
-            if self.known[seat]:
-                self.known[seat] &= ~(1 << card)
+            if self.known:
+                self.known &= ~(1 << card)
             self.lead = card
             self.to_act = 1 - seat
             return
@@ -615,8 +614,8 @@ class KlaberjassState(State):
         hands[seat] = hand ^ (1 << card)
         if action != card:
             self.bella[seat] = True
-        if self.known[seat]:
-            self.known[seat] &= ~(1 << card)
+        if self.known:
+            self.known &= ~(1 << card)
         index = 32 * lead + card
         winner = seat if _FOLLOWER_WINS[trump][index] else 1 - seat
         self.card_points[winner] += _TRICK_POINTS[trump][index]
@@ -632,7 +631,7 @@ class KlaberjassState(State):
     def _bella_play(self, seat: int, hand: int, action: int) -> int:
         """The card of a play-and-announce-bella action; raises unless this seat may announce."""
         card = action - BELLA_BASE
-        if not 0 <= card < DECK_SIZE or not self.bella_held[seat]:
+        if not 0 <= card < DECK_SIZE or seat != self.bella_seat:
             raise self._illegal(action)
         if card != self._bella_second(hand):
             raise self._illegal(action)
@@ -641,7 +640,7 @@ class KlaberjassState(State):
     def _show_sequences(self) -> None:
         self.sequences_shown = True
         for s in (0, 1):
-            self.known[s] |= self.sequence_cards[s] & self.hands[s]
+            self.known |= self.sequence_cards[s] & self.hands[s]
 
     def _bella_second(self, hand: int) -> int:
         """The K or Q of trumps if it is the only one of the two left in ``hand``, else -1."""
@@ -694,7 +693,7 @@ class KlaberjassState(State):
             seat = self.to_act
             seven = 8 * self.trump + R7
             self.hands[seat] ^= (1 << seven) | (1 << self.turn_up)
-            self.known[seat] |= 1 << self.turn_up
+            self.known |= 1 << self.turn_up
             self.dix_by = seat
         self._start_declarations()
 
@@ -734,7 +733,7 @@ class KlaberjassState(State):
         for seat in (0, 1):
             hand = self.hands[seat]
             if hand >> king & 1 and hand >> queen & 1:
-                self.bella_held[seat] = True
+                self.bella_seat = seat
         self.phase = PLAYING
         self.to_act = 1 - self.dealer
 
@@ -759,21 +758,20 @@ class KlaberjassState(State):
         self.scores[1] += points[1]
         self.previous_hands.append(
             HandResult(
-                dealer=self.dealer,
-                turn_up=self.turn_up,
-                trump=self.trump,
-                maker=self.maker,
-                card_points=tuple(self.card_points),
-                last_trick=last,
-                sequence_points=tuple(self.sequence_points),
-                bella=tuple(self.bella),
-                totals=totals,
-                points=points,
+                self.dealer,
+                self.turn_up,
+                self.trump,
+                self.maker,
+                tuple(self.card_points),
+                last,
+                tuple(self.sequence_points),
+                tuple(self.bella),
+                totals,
+                points,
             )
         )
         winner = game_winner(self.scores, self.target)
         if winner is not None and (winner >= 0 or self.shared_win):
-            self.winner = winner
             self.phase = GAME_OVER
             self.to_act = -1
             return
@@ -805,7 +803,7 @@ class KlaberjassState(State):
                     if self.sequences_shown or s == seat
                     else (),
                     bella=self.bella[s],
-                    known_cards=cards_of(self.known[s]),
+                    known_cards=cards_of(self.known & self.hands[s]),
                 )
             )
         if self.lead >= 0:
@@ -858,7 +856,7 @@ class KlaberjassState(State):
         return f"action {action}"
 
     def private_cards(self, seat: int) -> frozenset[int]:
-        return frozenset(cards_of(self.hands[seat] & ~self.known[seat]))
+        return frozenset(cards_of(self.hands[seat] & ~self.known))
 
     def concealed_cards(self) -> frozenset[int]:
         if self.bottom_card < 0:  # before the completion deal: everything below the turn-up
