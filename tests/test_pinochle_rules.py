@@ -24,9 +24,13 @@ from referee.games.pinochle.rules import (
     cards_of,
     follower_wins,
     legal_follow_mask,
+    legal_melds,
     mask_of,
+    may_meld,
+    meld_is_legal,
     parse_card,
     settle,
+    shuffled_deck,
 )
 from referee.games.registry import make_game
 from tests.conformance import check_card_conservation, check_observations, random_playout
@@ -240,7 +244,7 @@ def test_turn_up_is_drawn_last_by_the_loser_of_trick_12_then_phase_2() -> None:
             legal = state.legal_actions()
             state.apply(legal[rng.randrange(len(legal))])
         assert len(state.completed) == 12 and state.stock_pos == len(state.stock) == 23
-        winner = state.completed[-1].winner
+        winner = state.completed[-1][3]
         assert state.hands[1 - winner] >> face_up & 1 and state.known[1 - winner] >> face_up & 1
         assert state.hands[winner] >> last_face_down & 1
         assert state.hands[0].bit_count() == state.hands[1].bit_count() == 12
@@ -258,8 +262,8 @@ def test_deal_packets_of_four_non_dealer_first_and_turn_up_sets_trump() -> None:
         assert isinstance(state, PinochleState)
         rng = random.Random(seed)
         dealer = rng.randrange(2)
-        deck = list(range(48))
-        rng.shuffle(deck)
+        deck = shuffled_deck(rng)
+        assert sorted(deck) == list(range(48))
         assert state.dealer == dealer and state.to_act == 1 - dealer
         nd = mask_of(deck[0:4] + deck[8:12] + deck[16:20])
         assert state.hands[1 - dealer] == nd
@@ -516,3 +520,17 @@ def test_codec_round_trip_and_meld_options() -> None:
 def test_cards_of_and_identity() -> None:
     assert cards_of(mask_of([0, 47, 13])) == (0, 13, 47)
     assert len({parse_card(f"{r}{s}#{c}") for r in "9JQKTA" for s in SUITS for c in "01"}) == 48
+
+
+def test_legal_melds_match_the_brute_force_definition() -> None:
+    rng = random.Random(5)
+    for _ in range(3000):
+        hand = mask_of(rng.sample(range(48), rng.randrange(8, 20)))
+        tabled = hand & mask_of(rng.sample(range(48), 24))
+        usage = [rng.choice((0, 0, 20, 40, 60, 150)) for _ in range(144)]
+        trump = rng.randrange(4)
+        expected = tuple(
+            m for m in range(len(MELDS)) if meld_is_legal(m, hand, tabled, usage, trump)
+        )
+        assert legal_melds(hand, tabled, usage, trump) == expected
+        assert (not tabled and bool(expected)) == (not tabled and may_meld(hand, trump))
