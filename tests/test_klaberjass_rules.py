@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 import pytest
@@ -34,6 +35,7 @@ from referee.games.klaberjass.rules import (
     trick_winner,
 )
 from referee.games.registry import make_game
+from tests.conformance import check_card_conservation, check_observations, random_playout
 
 N, D = 0, 1
 """Seats in the examples: N is the non-dealer (elder), D the dealer."""
@@ -523,3 +525,32 @@ def test_observation_on_the_wire_hides_the_other_hand() -> None:
     shown = {(c.suit, c.rank) for c in message.hand}
     dealer = {(codec.card(c).suit, codec.card(c).rank) for c in cards(E2_DEALER)}
     assert not shown & dealer
+
+
+# -- hidden information and invariants under every option ---------------------------------------
+
+OPTION_SETS = [
+    {},
+    {"dix_with_named_trump": True},
+    {"sequences_scored": "all_of_best_holder"},
+    {"tie_at_target": "shared_win", "target_score": 150},
+]
+
+
+@pytest.mark.parametrize("options", OPTION_SETS, ids=lambda o: ",".join(o) or "defaults")
+def test_random_playouts_hide_cards_and_conserve_them_under_every_option(
+    options: dict[str, object],
+) -> None:
+    game = make_game("klaberjass", 2, options)
+    for seed in range(8):
+        state = game.new_state(seed)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            check_card_conservation(state)
+            check_observations(game, state)
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+        outcome = state.outcome()
+        assert max(outcome.scores) >= game.options["target_score"]  # type: ignore[operator]
+    for seed in range(100):
+        random_playout(game, seed)
