@@ -111,7 +111,16 @@ function makeHandlers(options, log) {
         callback({ code: grpc.status.INVALID_ARGUMENT, details: 'no legal actions' });
         return;
       }
-      const action = chooseAction(request, random);
+      // A bug in chooseAction becomes an INTERNAL error for this call (a fault the referee
+      // records and covers with a default action), not a crash of the whole bot.
+      let action;
+      try {
+        action = chooseAction(request, random);
+      } catch (error) {
+        console.error(`chooseAction failed at move ${request.move_index}: ${error.stack}`);
+        callback({ code: grpc.status.INTERNAL, details: `chooseAction failed: ${error.message}` });
+        return;
+      }
       log(`move ${request.move_index} seat ${request.seat}: ${JSON.stringify(action)}`);
       callback(null, { action });
     },
