@@ -24,6 +24,9 @@ SETTLED_SIGMA = 2.0
 JITTER = 4.0
 """Standard deviation of the random noise added to rating distances when picking opponents."""
 
+OWED_WEIGHT = 3.0
+"""Rating points one extra scheduled match weighs against an opponent (keeps counts even)."""
+
 
 @dataclass(frozen=True)
 class Entrant:
@@ -50,14 +53,22 @@ def owed(entrant: Entrant) -> float:
 
 
 def pick_players(entrants: Sequence[Entrant], seats: int, rng: random.Random) -> list[Entrant]:
-    """The most-owed entrant plus the ``seats - 1`` closest in rating after jitter."""
+    """The most-owed entrant plus the ``seats - 1`` closest in rating after jitter.
+
+    An opponent's distance also grows with how many more matches it has had than the most owed
+    entrant, so match counts stay even while close ratings still meet most often.
+    """
     if len(entrants) < seats:
         return []
     lowest = min(owed(e) for e in entrants)
     candidates = [e for e in entrants if owed(e) - lowest < 1.0]
     anchor = rng.choice(candidates)
     others = [e for e in entrants if e.bot_id != anchor.bot_id]
-    others.sort(key=lambda e: abs(e.rating - anchor.rating) + abs(rng.gauss(0.0, JITTER)))
+    others.sort(
+        key=lambda e: abs(e.rating - anchor.rating)
+        + abs(rng.gauss(0.0, JITTER))
+        + OWED_WEIGHT * (owed(e) - lowest)
+    )
     return [anchor, *others[: seats - 1]]
 
 

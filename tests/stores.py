@@ -1,0 +1,59 @@
+"""Real stores for tests: a SQLite file, or a fresh PostgreSQL database on the local server."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from arena.store.db import open_database
+from arena.store.repository import Store
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "ARENA_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+
+
+def postgres_available() -> bool:
+    try:
+        import psycopg
+
+        with psycopg.connect(POSTGRES_ADMIN_URL, connect_timeout=3):
+            return True
+    except Exception:
+        return False
+
+
+@contextmanager
+def postgres_url() -> Iterator[str]:
+    """A new, empty database on the test server, dropped afterwards."""
+    import psycopg
+
+    name = f"cardarena_test_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@contextmanager
+def open_store(backend: str, tmp_path: Path) -> Iterator[Store]:
+    """A migrated store on ``backend`` ("sqlite" or "postgres")."""
+    if backend == "sqlite":
+        database = open_database(str(tmp_path / "arena.sqlite3"))
+        try:
+            yield Store(database)
+        finally:
+            database.close()
+        return
+    with postgres_url() as url:
+        database = open_database(url)
+        try:
+            yield Store(database)
+        finally:
+            database.close()

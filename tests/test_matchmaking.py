@@ -1,0 +1,87 @@
+"""Matchmaking spreads matches evenly, favours new bots, rotates seats; ratings for any seats."""
+
+from __future__ import annotations
+
+import random
+import statistics
+from dataclasses import replace
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arena.matchmaking import Entrant, pick_players, plan_set
+from arena.ratings import INITIAL_SIGMA, Rating, rate, set_ranks
+
+
+def simulate(entrants: list[Entrant], seats: int, matches: int, seed: int) -> dict[str, int]:
+    rng = random.Random(seed)
+    pool = {e.bot_id: e for e in entrants}
+    counts = dict.fromkeys(pool, 0)
+    for _ in range(matches):
+        players = pick_players(list(pool.values()), seats, rng)
+        for planned in plan_set(players, rng, duplicate=False):
+            for bot in planned.seats:
+                counts[bot] += 1
+                pool[bot] = replace(pool[bot], scheduled=pool[bot].scheduled + 1)
+    return counts
+
+
+def test_every_active_bot_gets_about_the_same_number_of_matches() -> None:
+    rng = random.Random(1)
+    entrants = [Entrant(f"b{i}", rng.uniform(-5, 30), 2.0, 0) for i in range(30)]
+    for seats in (2, 4, 7):
+        counts = simulate(entrants, seats, 600, seed=seats)
+        spread = max(counts.values()) - min(counts.values())
+        assert spread <= 2, (seats, sorted(counts.values()))
+        assert statistics.mean(counts.values()) == 600 * seats / 30
+
+
+def test_new_bots_get_more_matches_until_their_rating_settles() -> None:
+    veterans = [Entrant(f"v{i}", 10.0 + i, 1.5, 100) for i in range(10)]
+    newcomer = Entrant("new", 0.0, INITIAL_SIGMA, 100)
+    counts = simulate([*veterans, newcomer], 2, 40, seed=3)
+    assert counts["new"] > max(counts[v.bot_id] for v in veterans)
+
+
+def test_close_ratings_meet_most_but_not_only() -> None:
+    entrants = [Entrant(f"b{i}", float(i * 3), 2.0, 0) for i in range(12)]
+    rng = random.Random(5)
+    gaps = []
+    for _ in range(400):
+        a, b = pick_players(entrants, 2, rng)
+        gaps.append(abs(a.rating - b.rating))
+    assert statistics.median(gaps) <= 6  # mostly neighbours
+    assert max(gaps) >= 9  # but the jitter lets others meet too
+
+
+def test_seats_are_shuffled_and_duplicate_sets_rotate_every_seat() -> None:
+    players = [Entrant(f"b{i}", 0.0, 2.0, 0) for i in range(4)]
+    firsts = {plan_set(players, random.Random(s), False)[0].seats[0] for s in range(40)}
+    assert firsts == {"b0", "b1", "b2", "b3"}
+    rotations = plan_set(players, random.Random(1), True)
+    assert len(rotations) == 4 and len({m.seed for m in rotations}) == 1
+    for bot in ("b0", "b1", "b2", "b3"):
+        assert sorted(m.seats.index(bot) for m in rotations) == [0, 1, 2, 3]
+
+
+@given(st.lists(st.integers(1, 7), min_size=2, max_size=7))
+def test_ratings_move_winners_up_and_losers_down_for_any_seat_count(ranks: list[int]) -> None:
+    bots = [f"b{i}" for i in range(len(ranks))]
+    before = {bot: Rating() for bot in bots}
+    after = rate(before, dict(zip(bots, ranks, strict=True)))
+    best, worst = min(ranks), max(ranks)
+    for bot, rank in zip(bots, ranks, strict=True):
+        assert after[bot].sigma < before[bot].sigma
+        if best != worst and rank == best:
+            assert after[bot].mu > before[bot].mu
+        if best != worst and rank == worst:
+            assert after[bot].mu < before[bot].mu
+
+
+def test_set_ranks_sum_each_bots_ranks_over_the_rotations() -> None:
+    assert set_ranks([{"a": 1, "b": 2}, {"a": 2, "b": 1}]) == {"a": 1, "b": 1}
+    assert set_ranks([{"a": 1, "b": 2, "c": 3}, {"a": 1, "b": 3, "c": 2}]) == {
+        "a": 1,
+        "b": 2,
+        "c": 2,
+    }

@@ -1,0 +1,169 @@
+"""The store on real SQLite and real PostgreSQL: owners, leases, idempotent results, ratings."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from openskill.models import PlackettLuce
+
+from arena.matchmaking import PlannedMatch
+from arena.store.repository import Store, StoreError
+from cardarena.arena.v1 import arena_service_pb2 as pb
+from cardarena.game.v1 import options_pb2, record_pb2
+from tests.stores import open_store, postgres_available
+
+BACKENDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "postgres" and not postgres_available():
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL at 127.0.0.1:5432 is not reachable in CI")
+        pytest.skip("no PostgreSQL server reachable")
+    with open_store(request.param, tmp_path) as opened:
+        yield opened
+
+
+def ladder_config(name: str = "l1", seats: int = 3, duplicate: bool = False) -> pb.LadderConfig:
+    return pb.LadderConfig(
+        name=name,
+        settings=options_pb2.GameSettings(game="oh-hell", num_seats=seats),
+        move_time_ms=1000,
+        duplicate_deals=duplicate,
+        concurrency=1,
+    )
+
+
+def active_bots(store: Store, count: int) -> tuple[list[str], str]:
+    """Register ``count`` bots of one owner and activate them; returns ids and the token."""
+    bot, token = store.register_bot("alice", None, "bot0", "oh-hell", "127.0.0.1:1", "1")
+    assert token
+    ids = [bot.bot_id]
+    for index in range(1, count):
+        ids.append(
+            store.register_bot("alice", token, f"bot{index}", "oh-hell", "127.0.0.1:1", "1")[
+                0
+            ].bot_id
+        )
+    for bot_id in ids:
+        store.set_state_by_arena(bot_id, "active", "", 0)
+    return ids, token
+
+
+def finished_record(match_id: str, ranks: list[int], scores: list[int]) -> record_pb2.MatchRecord:
+    return record_pb2.MatchRecord(
+        match_id=match_id,
+        status=record_pb2.MATCH_STATUS_COMPLETED,
+        outcome=record_pb2.MatchOutcome(ranks=ranks, scores=scores),
+        moves=[record_pb2.MoveRecord(index=i, seat=i % 3, elapsed_us=1000) for i in range(6)],
+    )
+
+
+def test_owner_token_is_shown_once_and_guards_the_owners_bots(store: Store) -> None:
+    bot, token = store.register_bot("alice", None, "b1", "oh-hell", "127.0.0.1:1", "1")
+    assert token and bot.state == "validating"
+    with pytest.raises(StoreError) as denied:
+        store.register_bot("alice", None, "b2", "oh-hell", "127.0.0.1:1", "1")
+    assert denied.value.code == "PERMISSION_DENIED"
+    with pytest.raises(StoreError):
+        store.register_bot("alice", "wrong", "b2", "oh-hell", "127.0.0.1:1", "1")
+    second, again = store.register_bot("alice", token, "b2", "oh-hell", "127.0.0.1:1", "1")
+    assert again is None
+    with pytest.raises(StoreError) as duplicate:
+        store.register_bot("alice", token, "b2", "oh-hell", "127.0.0.1:1", "1")
+    assert duplicate.value.code == "ALREADY_EXISTS"
+    assert len(store.bots()) == 2, "rejected requests leave nothing behind"
+    with pytest.raises(StoreError):
+        store.set_bot_state(second.bot_id, "wrong", "paused")
+    assert store.set_bot_state(second.bot_id, token, "paused").state == "paused"
+    assert store.set_bot_state(second.bot_id, token, "active").state == "active"
+    assert store.update_bot(second.bot_id, token, "", "2").state == "validating"
+    assert store.set_bot_state(second.bot_id, token, "retired").state == "retired"
+    with pytest.raises(StoreError):
+        store.set_bot_state(second.bot_id, token, "active")
+
+
+def test_results_count_once_and_match_openskill(store: Store) -> None:
+    ids, _ = active_bots(store, 3)
+    ladder_id = store.create_ladder(ladder_config())
+    store.enter_active_bots(ladder_id, "oh-hell")
+    store.enqueue(ladder_id, "ladder", [PlannedMatch(5, tuple(ids))])
+    claim = store.claim("w1", 60)
+    assert claim is not None and claim.seats == tuple(ids)
+    record = finished_record(claim.match_id, [2, 1, 3], [10, 20, 5])
+    assert store.record_result(record) is True
+    assert store.record_result(record) is False, "a result delivered twice counts once"
+    model = PlackettLuce()
+    expected = model.rate([[model.rating()] for _ in ids], ranks=[2, 1, 3])
+    standings = {s.bot.bot_id: s for s in store.standings(ladder_id)}
+    for bot_id, team in zip(ids, expected, strict=True):
+        assert standings[bot_id].mu == pytest.approx(team[0].mu)
+        assert standings[bot_id].sigma == pytest.approx(team[0].sigma)
+        assert standings[bot_id].matches == 1
+    assert [s.position for s in store.standings(ladder_id)] == [1, 2, 3]
+    assert store.standings(ladder_id)[0].bot.bot_id == ids[1]
+    profile = store.profile(ids[1], 10)
+    assert len(profile.rating_history) == 1 and len(profile.recent_matches) == 1
+    assert profile.recent_matches[0].rank == 1 and profile.moves == 2
+
+
+def test_duplicate_set_is_rated_once_when_every_rotation_is_done(store: Store) -> None:
+    ids, _ = active_bots(store, 2)
+    ladder_id = store.create_ladder(ladder_config(seats=2, duplicate=True))
+    store.enter_active_bots(ladder_id, "oh-hell")
+    store.enqueue(
+        ladder_id, "ladder", [PlannedMatch(9, (ids[0], ids[1])), PlannedMatch(9, (ids[1], ids[0]))]
+    )
+    first, second = store.claim("w", 60), store.claim("w", 60)
+    assert first and second and first.seed == second.seed == 9
+    store.record_result(finished_record(first.match_id, [1, 2], [5, 1]))
+    assert all(s.matches == 0 for s in store.standings(ladder_id)), "half a set is not rated"
+    store.record_result(finished_record(second.match_id, [1, 2], [5, 1]))
+    standings = store.standings(ladder_id)
+    assert all(s.matches == 2 for s in standings)
+    # Each bot won the deal once from the same seat: the set is a tie, ratings stay equal.
+    assert standings[0].mu == pytest.approx(standings[1].mu)
+
+
+def test_leases_requeue_dead_workers_matches_and_claims_never_collide(store: Store) -> None:
+    ids, _ = active_bots(store, 3)
+    ladder_id = store.create_ladder(ladder_config())
+    store.enter_active_bots(ladder_id, "oh-hell")
+    for seed in range(40):
+        store.enqueue(ladder_id, "ladder", [PlannedMatch(seed, tuple(ids))])
+    held = store.claim("crashed", 60)
+    assert held is not None
+    assert store.recover("crashed") == 1, "a restarted worker requeues what it held"
+    expired = store.claim("slow", -1)  # a lease already in the past
+    assert expired is not None and store.recover("other") == 1
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def worker(name: str) -> None:
+        while (claim := store.claim(name, 60)) is not None:
+            with lock:
+                claimed.append(claim.match_id)
+
+    threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(claimed) == 40 and len(set(claimed)) == 40
+
+
+def test_a_missing_or_unknown_thing_is_not_found(store: Store) -> None:
+    for call in (
+        lambda: store.bot("nope"),
+        lambda: store.ladder("nope"),
+        lambda: store.match_record("nope"),
+        lambda: store.record_result(finished_record("nope", [1], [0])),
+    ):
+        with pytest.raises(StoreError) as error:
+            call()
+        assert error.value.code == "NOT_FOUND"
