@@ -721,6 +721,7 @@ class PinochleState(State):
         self.tricks_won[winner] += 1
         self.completed.append((leader, lead, card, winner))
         self.lead = -1
+        self.trick_leader = winner
         if self.phase == PHASE_STOCK:
             self._begin_meld_turn(winner)
         elif len(self.completed) < TRICKS_PER_HAND:
