@@ -491,6 +491,7 @@ def running_prometheus(
 
 
 def test_prometheus_scrapes_the_metrics_of_a_real_match(tmp_path: Path) -> None:
+    require_tool("prometheus")  # before playing the match
     registry = CollectorRegistry()
     metrics = Metrics([g.name for g in game_types()], registry)
     http_server, thread = start_http_server(0, addr="127.0.0.1", registry=registry)
