@@ -228,14 +228,15 @@ _BYTE_CARDS = tuple(
 )
 
 
+# Card ids of a mask in three table lookups: bits 0-10, 11-21 and 22-31.
+_LOW_CARDS = tuple(tuple(r for r in range(11) if m >> r & 1) for m in range(1 << 11))
+_MID_CARDS = tuple(tuple(11 + r for r in range(11) if m >> r & 1) for m in range(1 << 11))
+_HIGH_CARDS = tuple(tuple(22 + r for r in range(10) if m >> r & 1) for m in range(1 << 10))
+
+
 def cards_of(mask: int) -> tuple[int, ...]:
     """The card ids in a bitmask, ascending."""
-    return (
-        _BYTE_CARDS[0][mask & 0xFF]
-        + _BYTE_CARDS[1][(mask >> 8) & 0xFF]
-        + _BYTE_CARDS[2][(mask >> 16) & 0xFF]
-        + _BYTE_CARDS[3][mask >> 24]
-    )
+    return _LOW_CARDS[mask & 0x7FF] + _MID_CARDS[(mask >> 11) & 0x7FF] + _HIGH_CARDS[mask >> 22]
 
 
 def trick_winner(lead: int, follow: int, trump: int) -> int:
@@ -555,10 +556,9 @@ class KlaberjassState(State):
             else:
                 mask = hand
                 acts = (
-                    _BYTE_CARDS[0][hand & 0xFF]
-                    + _BYTE_CARDS[1][(hand >> 8) & 0xFF]
-                    + _BYTE_CARDS[2][(hand >> 16) & 0xFF]
-                    + _BYTE_CARDS[3][hand >> 24]
+                    _LOW_CARDS[hand & 0x7FF]
+                    + _MID_CARDS[(hand >> 11) & 0x7FF]
+                    + _HIGH_CARDS[hand >> 22]
                 )
             if seat == self.bella_seat:
                 second = self._bella_second(hand)
