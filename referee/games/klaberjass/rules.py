@@ -443,6 +443,10 @@ class KlaberjassObservation:
     previous_hands: tuple[HandResult, ...]
 
 
+_ROUND_TWO_ACTIONS = tuple((PASS, *(NAME_BASE + s for s in range(4) if s != up)) for up in range(4))
+"""Round 2 of bidding, by the turn-up's suit: pass or name any other suit."""
+
+
 # -- the state ---------------------------------------------------------------------------------
 
 
@@ -530,8 +534,7 @@ class KlaberjassState(State):
     def _bid_actions(self) -> tuple[int, ...]:
         if self.phase == BIDDING_TURN_UP:
             return (PASS, ACCEPT)
-        up = self.turn_up // 8
-        return (PASS, *(NAME_BASE + s for s in range(4) if s != up))
+        return _ROUND_TWO_ACTIONS[self.turn_up // 8]
 
     def _declare_actions(self, seat: int) -> tuple[int, ...]:
         return (NO_SEQUENCE, *declaration_actions(self.hands[seat]))
