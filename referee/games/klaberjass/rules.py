@@ -62,9 +62,9 @@ from referee.games.api import (
     ranks_from_keys,
 )
 from referee.games.cards import RANK_LETTERS, SUIT_LETTERS, Rank, Suit
+from referee.games.cards import parse_card as parse_standard_card
 
 DECK_SIZE = 32
-HAND_SIZE = 9
 TRICKS = 9
 
 BELLA_BASE = 32
@@ -109,7 +109,6 @@ PLAIN_ORDER = (R7, R8, R9, RJ, RQ, RK, RT, RA)
 TRUMP_POINTS = {RJ: 20, R9: 14, RA: 11, RT: 10, RK: 4, RQ: 3}
 PLAIN_POINTS = {RA: 11, RT: 10, RK: 4, RQ: 3, RJ: 2}
 
-DIX_CHOICES = (False, True)
 SEQUENCE_MODES = ("best_only", "all_of_best_holder")
 TIE_MODES = ("another_hand", "shared_win")
 
@@ -176,9 +175,7 @@ def card_name(card: int) -> str:
 
 def parse_card(text: str) -> int:
     """The id of a card written ``"JH"``, ``"10♥"`` or ``"TH"``."""
-    from referee.games.cards import parse_card as parse
-
-    suit, rank = parse(text)
+    suit, rank = parse_standard_card(text)
     if rank not in RANKS:
         raise ValueError(f"no {text!r} in the 32-card deck")
     return card_id(suit, rank)
@@ -588,7 +585,7 @@ class KlaberjassState(State):
             else:
                 raise IllegalActionError("the game is over")
             return
-        # Card play, inlined: this is the hot path of every playout.
+        # Card play, with legal_follow_mask inlined: this is the hot path of every playout.
         seat = self.to_act
         hands = self.hands
         hand = hands[seat]
