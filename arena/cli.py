@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from arena.cli_service import add_commands
 from arena.demo import cmd_demo
+from arena.play import add_command as add_play_command
 from arena.render import games_table, moves_table, result_table
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
@@ -194,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     games.set_defaults(run=cmd_games)
 
     add_commands(commands)
+    add_play_command(commands)
 
     demo = commands.add_parser(
         "demo", help="the main job: the service, sample bots and a ladder per game, locally"
