@@ -9,6 +9,7 @@ from botkit import Bot, serve
 from sample_bots.king_heuristic import make_king_heuristic_bot
 from sample_bots.klaberjass_heuristic import make_klaberjass_heuristic_bot
 from sample_bots.mau_mau_heuristic import make_mau_mau_heuristic_bot
+from sample_bots.oh_hell_heuristic import make_oh_hell_heuristic_bot
 from sample_bots.pinochle_heuristic import make_pinochle_heuristic_bot
 from sample_bots.random_bot import make_random_bot
 
@@ -18,6 +19,7 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
     "mau-mau-heuristic": make_mau_mau_heuristic_bot,
     "klaberjass-heuristic": make_klaberjass_heuristic_bot,
     "pinochle-heuristic": make_pinochle_heuristic_bot,
+    "oh-hell-heuristic": make_oh_hell_heuristic_bot,
 }
 
 
