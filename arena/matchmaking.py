@@ -65,9 +65,11 @@ def pick_players(entrants: Sequence[Entrant], seats: int, rng: random.Random) ->
     anchor = rng.choice(candidates)
     others = [e for e in entrants if e.bot_id != anchor.bot_id]
     others.sort(
-        key=lambda e: abs(e.rating - anchor.rating)
-        + abs(rng.gauss(0.0, JITTER))
-        + OWED_WEIGHT * (owed(e) - lowest)
+        key=lambda e: (
+            abs(e.rating - anchor.rating)
+            + abs(rng.gauss(0.0, JITTER))
+            + OWED_WEIGHT * (owed(e) - lowest)
+        )
     )
     return [anchor, *others[: seats - 1]]
 
