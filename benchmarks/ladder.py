@@ -1,0 +1,273 @@
+"""Ladder bookkeeping per finished match with 10,000 registered bots, on the real store.
+
+What the arena does around every match except playing it, as ``Arena.schedule_once`` and
+``Arena.play_claim`` do it: read the entrants, pick the players and plan the set
+(``arena.matchmaking``), enqueue it, claim it, and record the result (durable record, seat rows,
+rating update with openskill, rating history) in one transaction. The match records are real:
+Oh Hell 4-seat matches played at random in-process, built with the referee's own
+``match_record``, so their size and move count are a real match's.
+
+The baseline, measured in the same run and interleaved with the ladder's work, is the least a
+durable result can cost on the same database: one bare ``INSERT`` of a record-sized blob and its
+``COMMIT`` (SQLite in WAL mode with the store's pragmas; PostgreSQL through psycopg). Figures are
+wall-clock ms per finished match (the database does I/O), medians of ``--rounds`` interleaved
+rounds, and their ratio to that baseline. Target: at most 1 ms per finished match.
+
+    python benchmarks/ladder.py                       # SQLite file in a temporary directory
+    python benchmarks/ladder.py --database-url postgresql://postgres@127.0.0.1:5432/test
+    python benchmarks/ladder.py --quick               # a smoke run for CI
+
+With ``--database-url`` the benchmark creates its own database on that server and drops it at
+the end (like ``tests/stores.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from arena.matchmaking import pick_players, plan_set
+from arena.store.db import open_database
+from arena.store.repository import Store
+from cardarena.arena.v1 import arena_service_pb2
+from cardarena.game.v1 import options_pb2, record_pb2
+from referee.codec import codec_for
+from referee.codec.record import match_record
+from referee.games.registry import make_game
+from referee.match import Match
+
+GAME, SEATS = "oh-hell", 4
+STAGES = ("entrants", "pick+plan", "enqueue", "claim", "record_result")
+
+
+def sample_records(count: int) -> list[record_pb2.MatchRecord]:
+    """Records of real random Oh Hell matches (the bytes a worker sends the store)."""
+    game = make_game(GAME, SEATS)
+    codec = codec_for(game)
+    records = []
+    for seed in range(count):
+        match = Match(game, seed)
+        rng = random.Random(seed)
+        while not match.is_over:
+            legal = match.legal_actions()
+            match.play(legal[rng.randrange(len(legal))], rng.randrange(2000, 40_000))
+        records.append(
+            match_record(
+                match,
+                codec,
+                match_id="",
+                seats=[record_pb2.SeatAssignment(seat=s) for s in range(SEATS)],
+                started_at_us=1,
+                finished_at_us=2,
+                referee_version="bench",
+            )
+        )
+    return records
+
+
+@contextlib.contextmanager
+def database_url(url: str | None) -> Iterator[str]:
+    """A SQLite file in a temporary directory, or a fresh PostgreSQL database dropped after."""
+    if url is None:
+        with tempfile.TemporaryDirectory() as directory:
+            yield str(Path(directory) / "ladder.sqlite3")
+        return
+    import psycopg
+
+    name = f"cardarena_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+class Baseline:
+    """A bare INSERT + COMMIT of one record-sized blob on the same kind of database."""
+
+    def __init__(self, url: str, directory: Path | None) -> None:
+        self.postgres = url.startswith("postgres")
+        if self.postgres:
+            import psycopg
+
+            self.conn: Any = psycopg.connect(url, autocommit=True)
+            self.conn.execute("CREATE TABLE bench_blobs (id TEXT PRIMARY KEY, body BYTEA)")
+            self.sql = "INSERT INTO bench_blobs (id, body) VALUES (%s, %s)"
+        else:
+            assert directory is not None
+            self.conn = sqlite3.connect(str(directory / "baseline.sqlite3"), isolation_level=None)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("CREATE TABLE bench_blobs (id TEXT PRIMARY KEY, body BLOB)")
+            self.sql = "INSERT INTO bench_blobs (id, body) VALUES (?, ?)"
+
+    def one(self, blob: bytes) -> None:
+        """One durable insert."""
+        if self.postgres:
+            with self.conn.transaction():
+                self.conn.execute(self.sql, (uuid.uuid4().hex, blob))
+        else:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(self.sql, (uuid.uuid4().hex, blob))
+            self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+
+def register(store: Store, bots: int) -> None:
+    """``bots`` active bots of the ladder's game (100 per owner), through the store's API."""
+    tokens: dict[str, str] = {}
+    for index in range(bots):
+        owner = f"owner{index // 100}"
+        bot, token = store.register_bot(
+            owner, tokens.get(owner), f"bot{index}", GAME, f"127.0.0.1:{1 + index}", "1"
+        )
+        if token:
+            tokens[owner] = token
+        store.set_state_by_arena(bot.bot_id, "active", "", 0)
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """Result and wall-clock seconds of one call."""
+    started = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - started
+
+
+def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> dict[str, Any]:
+    """Build the ladder, then time ``rounds`` x ``per_round`` finished matches."""
+    records = sample_records(8)
+    blob = records[0].SerializeToString()
+    result: dict[str, Any] = {
+        "database": "postgresql" if url else "sqlite",
+        "bots": bots,
+        "record_bytes": len(blob),
+        "moves_per_record": len(records[0].moves),
+    }
+    with database_url(url) as location, tempfile.TemporaryDirectory() as scratch:
+        database = open_database(location)
+        store = Store(database)
+        baseline = Baseline(location, Path(scratch))
+        try:
+            _, setup_s = timed(lambda: register(store, bots))
+            ladder_id = store.create_ladder(
+                arena_service_pb2.LadderConfig(
+                    name="bench",
+                    settings=options_pb2.GameSettings(game=GAME, num_seats=SEATS),
+                    concurrency=1,
+                )
+            )
+            store.enter_active_bots(ladder_id, GAME)
+            result["register_ms_per_bot"] = 1000 * setup_s / bots
+            result["tick"] = schedule_tick_ms(store, ladder_id)
+            rng = random.Random(seed)
+            stage_rounds: dict[str, list[float]] = {stage: [] for stage in STAGES}
+            totals, bases = [], []
+            for round_index in range(rounds):
+                base_s = sum(timed(lambda: baseline.one(blob))[1] for _ in range(per_round))
+                bases.append(1000 * base_s / per_round)
+                spent = dict.fromkeys(STAGES, 0.0)
+                for index in range(per_round):
+                    entrants, spent["entrants"] = add(spent["entrants"], store.entrants, ladder_id)
+                    planned, spent["pick+plan"] = add(
+                        spent["pick+plan"],
+                        lambda e=entrants: plan_set(pick_players(e, SEATS, rng), rng, False),
+                    )
+                    _, spent["enqueue"] = add(
+                        spent["enqueue"], store.enqueue, ladder_id, "ladder", planned
+                    )
+                    claim, spent["claim"] = add(spent["claim"], store.claim, "bench", 300.0)
+                    assert claim is not None
+                    record = record_pb2.MatchRecord()
+                    record.CopyFrom(records[(round_index * per_round + index) % len(records)])
+                    record.match_id = claim.match_id
+                    done, spent["record_result"] = add(
+                        spent["record_result"], store.record_result, record
+                    )
+                    assert done
+                for stage in STAGES:
+                    stage_rounds[stage].append(1000 * spent[stage] / per_round)
+                totals.append(sum(stage_rounds[stage][-1] for stage in STAGES))
+            result["stages_ms"] = {s: statistics.median(v) for s, v in stage_rounds.items()}
+            result["ms_per_match"] = statistics.median(totals)
+            result["baseline_ms"] = statistics.median(bases)
+            result["ratio"] = result["ms_per_match"] / result["baseline_ms"]
+            result["standings_ms"] = 1000 * timed(lambda: store.standings(ladder_id))[1]
+            result["matches"] = rounds * per_round
+        finally:
+            baseline.close()
+            database.close()
+    return result
+
+
+def add(spent: float, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    """Call ``fn`` and add its wall-clock seconds to ``spent``."""
+    value, seconds = timed(lambda: fn(*args))
+    return value, spent + seconds
+
+
+def schedule_tick_ms(store: Store, ladder_id: str) -> dict[str, float]:
+    """What every scheduling tick pays whatever it schedules (ms, median of 5)."""
+    calls: dict[str, Callable[[], Any]] = {
+        "bots(validating)": lambda: store.bots(("validating",)),
+        "ladders": store.ladders,
+        "enter_active_bots": lambda: store.enter_active_bots(ladder_id, GAME),
+        "waiting": lambda: store.waiting(ladder_id),
+    }
+    return {
+        name: statistics.median(1000 * timed(call)[1] for _ in range(5))
+        for name, call in calls.items()
+    }
+
+
+def main() -> None:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database-url", help="PostgreSQL server URL (default: SQLite file)")
+    parser.add_argument("--bots", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--per-round", type=int, default=40, help="matches per round")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="tiny smoke run (CI)")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    if args.quick:
+        args.bots, args.rounds, args.per_round = 200, 2, 5
+    result = run(args.database_url, args.bots, args.rounds, args.per_round, args.seed)
+    print(
+        f"{result['database']}, {result['bots']} bots, {result['matches']} matches, "
+        f"records of {result['record_bytes']} bytes ({result['moves_per_record']} moves); "
+        f"registration {result['register_ms_per_bot']:.2f} ms per bot"
+    )
+    print(f"{'stage':28} {'ms/match':>9}")
+    for stage, ms in result["stages_ms"].items():
+        print(f"{stage:28} {ms:9.3f}")
+    print(f"{'total per finished match':28} {result['ms_per_match']:9.3f}  (target <= 1 ms)")
+    print(f"{'baseline INSERT+COMMIT':28} {result['baseline_ms']:9.3f}")
+    print(f"{'ratio total / baseline':28} {result['ratio']:9.1f}")
+    tick = ", ".join(f"{name} {ms:.2f}" for name, ms in result["tick"].items())
+    print(f"per scheduling tick (ms): {tick}")
+    print(f"standings (one call): {result['standings_ms']:.1f} ms")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
