@@ -35,8 +35,8 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -127,7 +127,9 @@ def matches_to_rank(
     return (reached, True) if reached is not None else (max_matches, False)
 
 
-def run(game_name: str, seats: int, runs: int, max_matches: int, hold: int, seed: int) -> dict[str, Any]:
+def run(
+    game_name: str, seats: int, runs: int, max_matches: int, hold: int, seed: int
+) -> dict[str, Any]:
     """Median matches to rank, plain vs duplicate, over ``runs`` seeds."""
     game = make_game(game_name, seats)
     row: dict[str, Any] = {"game": f"{game_name} {seats}p"}
