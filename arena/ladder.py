@@ -86,6 +86,7 @@ class Arena:
         self.config = config or ArenaConfig()
         self.live: dict[str, LiveMatch] = {}
         self.stop = trio.Event()
+        self.finished = trio.Event()
         self.serving = False
         self._rng = random.Random(self.config.seed)
         self._work_available = trio.Event()
@@ -106,20 +107,28 @@ class Arena:
                 self.metrics.store_duration.labels(operation).observe(time.perf_counter() - started)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Recover, then schedule, validate, sweep and play until cancelled or ``stop``."""
+        """Recover, then schedule, validate, sweep and play until ``stop`` is set.
+
+        After ``stop`` no new match is claimed; matches in flight end at their next move and go
+        back to the queue; ``run`` returns once every worker is idle (``finished`` is set).
+        Cancel the caller to abandon them sooner (their leases make them replayable).
+        """
         recovered = await self.db(self.store.recover, self.config.worker_id)
         if recovered:
             log.info("requeued %d matches left in flight by an earlier run", recovered)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._schedule_forever)
-            nursery.start_soon(self._sweep_forever)
-            for _ in range(self.config.workers):
-                nursery.start_soon(self._work_forever)
-            self.serving = True
-            task_status.started()
-            await self.stop.wait()
-            nursery.cancel_scope.cancel()
-        self.serving = False
+        try:
+            async with trio.open_nursery() as background:
+                background.start_soon(self._schedule_forever)
+                background.start_soon(self._sweep_forever)
+                async with trio.open_nursery() as workers:
+                    for _ in range(self.config.workers):
+                        workers.start_soon(self._work_forever)
+                    self.serving = True
+                    task_status.started()
+                background.cancel_scope.cancel()
+        finally:
+            self.serving = False
+            self.finished.set()
 
     # -- scheduling -----------------------------------------------------------------------------
 
@@ -150,6 +159,7 @@ class Arena:
                 queued += len(planned)
                 entrants = await self.db(self.store.entrants, ladder.ladder_id)
         self._work_available.set()
+        self._work_available = trio.Event()
 
     def _validation_set(self, bot: Any) -> list[PlannedMatch]:
         seats = STATE_CLASSES[bot.game].game_type.min_seats
@@ -163,11 +173,10 @@ class Arena:
     # -- playing --------------------------------------------------------------------------------
 
     async def _work_forever(self) -> None:
-        while True:
+        while not self.stop.is_set():
             claim = await self.db(self.store.claim, self.config.worker_id, self.config.lease_s)
             if claim is None:
-                self._work_available = trio.Event()
-                with trio.move_on_after(1.0):
+                with trio.move_on_after(0.5):
                     await self._work_available.wait()
                 continue
             await self.play_claim(claim)

@@ -377,3 +377,20 @@ def test_every_api_error_path_answers_a_clear_status(tmp_path: Path) -> None:
         assert "scoring" in (error.value.details() or "")
         ladders = admin.call("ListLadders", pb.ListLaddersRequest()).ladders
         assert list(ladders) == [], "rejected requests leave nothing behind"
+
+
+def test_sigterm_stops_gracefully_and_gives_in_flight_matches_back(tmp_path: Path) -> None:
+    with random_bots(3, seed=31) as bots, arena_service(tmp_path, "--shutdown-grace-s", "5") as s:
+        client = s.client(ADMIN)
+        wait_active(client, register_all(client, bots))
+        client.call("CreateLadder", quick_ladder("graceful"))
+        wait_for(lambda: playing_match(s.db), what="a match in flight")
+        started = time.monotonic()
+        s.process.process.send_signal(signal.SIGTERM)
+        assert s.process.process.wait(30) == 0
+        assert time.monotonic() - started < 15
+    log = (tmp_path / "serve.log").read_text()
+    assert "given back to the queue" in log, log[-2000:]
+    with contextlib.closing(sqlite3.connect(s.db)) as c:
+        assert c.execute("SELECT COUNT(*) FROM matches WHERE status = 'playing'").fetchone()[0] == 0
+        assert ladder_invariants(s.db)["finished"] >= 0
