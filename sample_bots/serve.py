@@ -12,6 +12,7 @@ from sample_bots.mau_mau_heuristic import make_mau_mau_heuristic_bot
 from sample_bots.oh_hell_heuristic import make_oh_hell_heuristic_bot
 from sample_bots.pinochle_heuristic import make_pinochle_heuristic_bot
 from sample_bots.random_bot import make_random_bot
+from sample_bots.search import make_king_search_bot, make_oh_hell_search_bot
 
 BOTS: dict[str, Callable[[int | None], Bot]] = {
     "random": make_random_bot,
@@ -20,6 +21,8 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
     "klaberjass-heuristic": make_klaberjass_heuristic_bot,
     "pinochle-heuristic": make_pinochle_heuristic_bot,
     "oh-hell-heuristic": make_oh_hell_heuristic_bot,
+    "oh-hell-search": make_oh_hell_search_bot,
+    "king-search": make_king_search_bot,
 }
 
 

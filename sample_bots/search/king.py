@@ -1,0 +1,169 @@
+"""King worlds for the search bot: the card play is searched, the auction left to the heuristic.
+
+A world deals the unseen cards to the other seats (by the cards each still holds, never a suit a
+seat has shown void in, nor anything but hearts/trumps to a seat that led them under a lead
+restriction), starts the hand with the engine's own ``_start_hand`` on the full original hands,
+fixes trumps as the auction settled them, and replays the hand's tricks with the lead rules
+relaxed (they were checked when the moves were made). The hand is made the game's last, so the
+playout stops when it is scored; the result is the seat's points for the hand (King's hands are
+constant-sum, so that is also the margin over the others).
+
+Playout policy: in negative hands duck with the highest card that loses, dump penalty cards and
+high cards when void, lead low; in positive hands win with the cheapest winning card when last
+or void (a trump), lead high.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Sequence
+
+from cardarena.bot.v1 import bot_service_pb2
+from cardarena.game.v1 import king_pb2, options_pb2
+from referee.codec.common import options_from_wire
+from referee.games.api import Game, State
+from referee.games.king.rules import (
+    HEARTS,
+    NO_HEARTS,
+    NO_KING_OF_HEARTS,
+    NUM_HANDS,
+    PENALTY_CARDS,
+    PHASE_PLAY,
+    POSITIVE,
+    KingState,
+)
+from referee.games.registry import make_game
+from sample_bots.search.deal import deal_unseen
+from sample_bots.search.oh_hell import card_id
+
+SEATS = 4
+ALL_SUITS = frozenset(range(4))
+
+
+@functools.cache
+def _game(settings: bytes) -> Game:
+    message = options_pb2.GameSettings.FromString(settings)
+    return make_game("king", SEATS, options_from_wire(message.options))
+
+
+def _suit(card: int) -> int:
+    return card // 13
+
+
+def sample_hands(
+    request: bot_service_pb2.ChooseActionRequest, rng: random.Random
+) -> list[list[int]]:
+    """Unplayed cards of every seat; the observer's own are its hand."""
+    obs = request.observation.king
+    restricted = _lead_restriction(request)
+    seen = {card_id(card) for card in obs.hand}
+    voids: list[set[int]] = [set() for _ in range(SEATS)]
+    for trick in [*obs.completed_tricks, obs.current_trick]:
+        cards = [card_id(card) for card in trick.cards]
+        if cards and _suit(cards[0]) == restricted:
+            voids[trick.leader].update(ALL_SUITS - {restricted})
+        for offset, card in enumerate(cards):
+            seen.add(card)
+            if _suit(card) != _suit(cards[0]):
+                voids[(trick.leader + offset) % SEATS].add(_suit(cards[0]))
+    others = [s for s in range(SEATS) if s != request.seat]
+    unseen = [card for card in range(52) if card not in seen]
+    sizes = [obs.seats[s].cards_in_hand for s in others]
+    dealt = deal_unseen(unseen, sizes, [frozenset(voids[s]) for s in others], _suit, rng)
+    hands: list[list[int]] = [[] for _ in range(SEATS)]
+    hands[request.seat] = [card_id(card) for card in obs.hand]
+    for seat, cards in zip(others, dealt, strict=True):
+        hands[seat] = cards
+    return hands
+
+
+def _lead_restriction(request: bot_service_pb2.ChooseActionRequest) -> int:
+    obs = request.observation.king
+    if obs.contract in (NO_HEARTS, NO_KING_OF_HEARTS):
+        return HEARTS
+    restricted = options_from_wire(request.settings.options).get("trump_lead_restricted")
+    if obs.contract == POSITIVE and restricted and obs.trump:
+        return int(obs.trump) - 1
+    return -1
+
+
+def build_state(request: bot_service_pb2.ChooseActionRequest, hands: list[list[int]]) -> KingState:
+    """The engine state of the observed card play if the seats held ``hands`` (still unplayed)."""
+    obs = request.observation.king
+    state = _game(request.settings.SerializeToString(deterministic=True)).new_state(0)
+    assert isinstance(state, KingState)
+    tricks = [*obs.completed_tricks, obs.current_trick]
+    full = [sum(1 << card for card in hand) for hand in hands]
+    for trick in tricks:
+        for offset, card in enumerate(trick.cards):
+            full[(trick.leader + offset) % SEATS] |= 1 << card_id(card)
+    state.hand_number = NUM_HANDS  # the last hand: the playout ends when it is scored
+    state.contract = int(obs.contract)
+    state.dealer = obs.dealer
+    state._start_hand(full)
+    state.phase = PHASE_PLAY
+    state.to_act = state.trick_leader = obs.dealer
+    if obs.contract == POSITIVE:
+        state.trump = int(obs.trump) - 1
+    kh_rule, restriction = state.kh_rule, _lead_restriction(request)
+    state.kh_rule, state.lead_restriction = False, -1
+    for trick in tricks:
+        for card in trick.cards:
+            state.apply(card_id(card))
+    state.kh_rule, state.lead_restriction = kh_rule, restriction
+    return state
+
+
+def _beats(card: int, winner: int, trump: int) -> bool:
+    if card // 13 == winner // 13:
+        return card > winner
+    return card // 13 == trump
+
+
+def policy_card(state: KingState, legal: Sequence[int]) -> int:
+    """The playout policy's card for the seat to act."""
+    trick = state.trick
+    rank = _rank
+    if state.contract == POSITIVE:
+        trump = state.trump
+        if not trick:
+            return max(legal, key=rank)
+        winners = [card for card in legal if _beats(card, state.win_card, trump)]
+        if winners and (len(trick) == SEATS - 1 or legal[0] // 13 != state.led_suit):
+            return min(winners, key=lambda card: (card // 13 == trump, rank(card)))
+        if winners and legal[0] // 13 != trump:
+            best = max(winners, key=rank)
+            return best if rank(best) >= 11 else min(legal, key=rank)
+        return min(legal, key=lambda card: (card // 13 == trump, rank(card)))
+    if not trick:
+        return min(legal, key=rank)
+    if legal[0] // 13 != state.led_suit:  # void: dump penalties, then high cards
+        penalty = PENALTY_CARDS.get(state.contract, 0)
+        return max(legal, key=lambda card: (penalty >> card & 1, rank(card)))
+    losers = [card for card in legal if card < state.win_card]
+    if losers:
+        return max(losers)
+    return max(legal) if len(trick) == SEATS - 1 else min(legal)
+
+
+def _rank(card: int) -> int:
+    return card % 13
+
+
+class KingAdapter:
+    """Search the card play only."""
+
+    def should_search(self, request: bot_service_pb2.ChooseActionRequest) -> bool:
+        obs = request.observation
+        return obs.WhichOneof("game") == "king" and obs.king.phase == king_pb2.KING_PHASE_PLAY
+
+    def world(self, request: bot_service_pb2.ChooseActionRequest, rng: random.Random) -> State:
+        return build_state(request, sample_hands(request, rng))
+
+    def playout(self, state: State, seat: int, rng: random.Random) -> float:
+        assert isinstance(state, KingState)
+        while state.to_act >= 0:
+            legal = state.legal_actions()
+            state.apply(policy_card(state, legal) if len(legal) > 1 else legal[0])
+        return float(state.previous_hands[-1].points[seat])
