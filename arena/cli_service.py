@@ -16,6 +16,7 @@ from arena.client import ArenaClient
 from arena.ladder import ArenaConfig
 from arena.server import ServeOptions, serve
 from cardarena.arena.v1 import arena_service_pb2 as pb
+from cardarena.game.v1 import options_pb2
 from referee import aio_bridge
 
 console = Console(width=None if sys.stdout.isatty() else 110)
@@ -194,6 +195,33 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_create_ladder(args: argparse.Namespace) -> int:
+    """Create a ladder (admin token)."""
+    from arena.cli import parse_options
+    from referee.codec.common import option_value
+    from referee.games.registry import STATE_CLASSES
+
+    game_type = STATE_CLASSES[args.game].game_type
+    settings = options_pb2.GameSettings(game=args.game, num_seats=args.seats or game_type.min_seats)
+    for name, value in parse_options(game_type, args.option).items():
+        settings.options[name].CopyFrom(option_value(value))
+    config = pb.LadderConfig(
+        name=args.name,
+        settings=settings,
+        move_time_ms=args.move_time_ms,
+        time_bank_ms=args.time_bank_ms,
+        max_faults=args.max_faults,
+        duplicate_deals=args.duplicate,
+        concurrency=args.concurrency,
+    )
+    try:
+        ladder = _client(args).call("CreateLadder", pb.CreateLadderRequest(config=config)).ladder
+    except grpc.RpcError as error:
+        return _fail(error)
+    console.print(f"created ladder [bold]{ladder.config.name}[/] ({ladder.ladder_id})")
+    return 0
+
+
 def cmd_fetch(args: argparse.Namespace) -> int:
     """Download a match record."""
     try:
@@ -257,6 +285,17 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     watch = client_parser("watch", "follow a match live")
     watch.add_argument("match_id")
     watch.set_defaults(run=cmd_watch)
+    create = client_parser("create-ladder", "create a ladder (admin token)")
+    create.add_argument("name")
+    create.add_argument("--game", required=True)
+    create.add_argument("--seats", type=int, default=0, help="default: the game's fewest")
+    create.add_argument("--option", action="append", default=[], help="NAME=VALUE house rule")
+    create.add_argument("--move-time-ms", type=int, default=1000)
+    create.add_argument("--time-bank-ms", type=int, default=10_000)
+    create.add_argument("--max-faults", type=int, default=5)
+    create.add_argument("--duplicate", action="store_true", help="duplicate deals")
+    create.add_argument("--concurrency", type=int, default=4, help="matches at once")
+    create.set_defaults(run=cmd_create_ladder)
     fetch = client_parser("fetch", "download a match record")
     fetch.add_argument("match_id")
     fetch.add_argument("out", type=Path)
