@@ -1,0 +1,129 @@
+"""The Monte Carlo search bots: legal answers, the time budget, seeded determinism, sound worlds."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from botkit import Bot
+from cardarena.bot.v1 import bot_service_pb2
+from referee.codec import codec_for
+from referee.codec.common import game_settings
+from referee.codec.requests import choose_action_request
+from referee.games.api import State
+from referee.games.registry import make_game
+from referee.match import FaultPolicy, Match, TimeControl
+from sample_bots.search import make_king_search_bot, make_oh_hell_search_bot
+from sample_bots.search.deal import deal_unseen
+from sample_bots.search.king import KingAdapter
+from sample_bots.search.oh_hell import OhHellAdapter
+
+GAMES: list[tuple[str, int, dict[str, object], Callable[..., Bot]]] = [
+    ("oh-hell", 4, {"deal_style": "short_high_low"}, make_oh_hell_search_bot),
+    ("oh-hell", 3, {"scoring": "negative", "deal_style": "short_low"}, make_oh_hell_search_bot),
+    ("king", 4, {}, make_king_search_bot),
+    ("king", 4, {"auction": "simplified", "trump_lead_restricted": True}, make_king_search_bot),
+]
+
+
+def _requests(
+    name: str, seats: int, options: dict[str, object], seed: int, limit: int, move_ms: int = 1000
+) -> Iterator[tuple[Match, bot_service_pb2.ChooseActionRequest]]:
+    """Requests of a random-play match (the caller's answers are not played)."""
+    game = make_game(name, seats, options)
+    codec = codec_for(game)
+    settings = game_settings(game)
+    control = TimeControl(move_time_ms=move_ms)
+    match = Match(game, seed, policy=FaultPolicy(max_faults=0), time_control=control)
+    rng = random.Random(seed)
+    for _ in range(limit):
+        if match.is_over:
+            return
+        yield match, choose_action_request(match, codec, settings, "test")
+        match.play(rng.choice(list(match.legal_actions())), 0)
+
+
+@pytest.mark.parametrize(("name", "seats", "options", "factory"), GAMES)
+def test_search_bot_answers_legal_actions(
+    name: str, seats: int, options: dict[str, object], factory: Callable[..., Bot]
+) -> None:
+    bot = factory(7, budget_ms=50, max_worlds=4)
+    for _, request in _requests(name, seats, options, seed=3, limit=400):
+        assert bot.choose(request) in request.legal_actions
+
+
+@pytest.mark.parametrize(("name", "seats", "options", "factory"), GAMES[::2])
+def test_search_bot_respects_a_tiny_time_budget(
+    name: str, seats: int, options: dict[str, object], factory: Callable[..., Bot]
+) -> None:
+    bot = factory(1, budget_ms=200)
+    worst = 0.0
+    # A 20 ms move time: the bot plans for half of it.
+    for _, request in _requests(name, seats, options, seed=5, limit=120, move_ms=20):
+        started = time.perf_counter()
+        assert bot.choose(request) in request.legal_actions
+        worst = max(worst, time.perf_counter() - started)
+    assert worst < 0.150  # 10 ms planned, 200 ms allowed by budget_ms: slack for a loaded CI
+
+
+@pytest.mark.parametrize(("name", "seats", "options", "factory"), GAMES[::2])
+def test_search_bot_is_deterministic_with_a_seed(
+    name: str, seats: int, options: dict[str, object], factory: Callable[..., Bot]
+) -> None:
+    requests = [r for _, r in _requests(name, seats, options, seed=11, limit=150)]
+    answers = []
+    for _ in range(2):
+        bot = factory(42, budget_ms=10_000, max_worlds=6)
+        answers.append([bot.choose(request) for request in requests])
+    assert answers[0] == answers[1]
+
+
+@pytest.mark.parametrize(
+    ("name", "seats", "options", "adapter"),
+    [
+        ("oh-hell", 4, {}, OhHellAdapter()),
+        ("oh-hell", 5, {"deal_style": "short_high"}, OhHellAdapter()),
+        ("king", 4, {"stop_when_penalties_exhausted": True}, KingAdapter()),
+    ],
+)
+def test_worlds_agree_with_the_observation(
+    name: str, seats: int, options: dict[str, object], adapter: OhHellAdapter | KingAdapter
+) -> None:
+    rng = random.Random(2)
+    checked = 0
+    for match, request in _requests(name, seats, options, seed=9, limit=700):
+        if not adapter.should_search(request):
+            continue
+        world: State = adapter.world(request, rng)
+        real = match.state
+        seat = request.seat
+        assert world.current_seat() == seat
+        assert sorted(world.legal_actions()) == sorted(match.legal_actions())
+        mine, theirs = world.observe(seat), real.observe(seat)
+        for field in ("hand", "current_trick", "completed_tricks", "dealer"):
+            assert getattr(mine, field) == getattr(theirs, field)
+        for other in range(seats):
+            assert len(world.private_cards(other)) == len(real.private_cards(other))
+        played = set(theirs.hand)
+        for _, cards, *_ in theirs.completed_tricks:
+            played.update(cards)
+        for other in range(seats):
+            if other != seat:
+                assert not world.private_cards(other) & played
+        checked += 1
+    assert checked > 50
+
+
+def test_deal_respects_sizes_and_voids() -> None:
+    rng = random.Random(0)
+    unseen = list(range(20))  # suits by card // 5: four suits of five
+    for _ in range(200):
+        voids = [frozenset({0, 1}), frozenset({2}), frozenset()]
+        hands = deal_unseen(unseen, [6, 7, 7], voids, lambda card: card // 5, rng)
+        assert [len(hand) for hand in hands] == [6, 7, 7]
+        assert sorted(card for hand in hands for card in hand) == unseen
+        for hand, void in zip(hands, voids, strict=True):
+            assert not any(card // 5 in void for card in hand)
