@@ -90,7 +90,7 @@ def openspiel_cpp_loop(pyspiel: Any, game: Any) -> Callable[[int], float]:
     sample = openspiel_python_loop(game)
     mean_decisions = sum(sample(seed) for seed in range(200)) / 200
 
-    def play_one(seed: int) -> int:
+    def play_one(seed: int) -> float:
         bots = [pyspiel.make_uniform_random_bot(p, seed * 8 + p) for p in range(players)]
         pyspiel.evaluate_bots(game.new_initial_state(), bots, seed)
         return mean_decisions

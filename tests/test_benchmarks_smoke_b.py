@@ -1,0 +1,65 @@
+"""Smoke runs of the fairness, ladder and OpenSpiel-comparison benchmarks (no timing asserted).
+
+Each script runs with ``--quick`` as a subprocess and must exit 0 and print its table; the
+figures themselves are for people reading benchmark output, never for assertions here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.stores import POSTGRES_ADMIN_URL, postgres_available
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_quick(script: str, tmp_path: Path, *extra: str) -> tuple[str, object]:
+    """Run ``benchmarks/<script> --quick --json``; return its output and parsed JSON."""
+    out = tmp_path / "result.json"
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), "--quick", "--json", str(out), *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout, json.loads(out.read_text())
+
+
+def test_fairness_quick_prints_plain_and_duplicate(tmp_path: Path) -> None:
+    stdout, rows = run_quick("fairness.py", tmp_path)
+    assert "plain" in stdout and "duplicate" in stdout
+    assert isinstance(rows, list) and rows
+    assert all("skipped" in row or row["plain"] > 0 for row in rows)
+
+
+def test_ladder_quick_on_sqlite(tmp_path: Path) -> None:
+    stdout, result = run_quick("ladder.py", tmp_path)
+    assert "total per finished match" in stdout and "baseline" in stdout
+    assert isinstance(result, dict) and result["matches"] > 0
+
+
+def test_ladder_quick_on_postgres(tmp_path: Path) -> None:
+    if not postgres_available():
+        pytest.skip("no PostgreSQL server reachable")
+    stdout, result = run_quick("ladder.py", tmp_path, "--database-url", POSTGRES_ADMIN_URL)
+    assert isinstance(result, dict) and result["database"] == "postgresql"
+    assert "total per finished match" in stdout
+
+
+def test_openspiel_compare_quick(tmp_path: Path) -> None:
+    stdout, result = run_quick("openspiel_compare.py", tmp_path)
+    assert isinstance(result, dict)
+    engines = [row["engine"] for row in result["rows"]]
+    assert any(e.startswith("ours oh-hell") for e in engines)
+    if importlib.util.find_spec("pyspiel") is None:
+        assert "not installed" in stdout, "OpenSpiel rows are skipped with a note"
+    else:
+        assert any(e.startswith("OpenSpiel oh_hell") for e in engines)
