@@ -14,6 +14,8 @@ legal actions of one ``ChooseActionRequest``; it keeps no state between requests
   3 and skip) and Ace (skip); 7 against the previous seat; a Queen to turn play away from a
   next seat holding fewer cards than the previous one. (Skipping a seat otherwise spares it a
   turn on which it could be stuck and fined, so it does not waste them.)
+- It prefers a discard the seat that must follow it probably cannot follow (estimated from the
+  cards not yet seen: neither in its hand nor on the pile), since that seat is then fined.
 - With a Jack it announces the suit it holds most of (never "nothing").
 - Having drawn a playable card (option draw_then_may_play) it always discards it.
 """
@@ -34,12 +36,15 @@ W_VALUE = 0.5
 """Per penalty point shed."""
 W_JACK_KEEP = 200
 """Cost of spending a Jack (wild) before going out: only when nothing else can be discarded."""
-W_SPECIAL = 30
-"""Per card short of three that the seat hit by an 8, Ace, 7 or Queen holds."""
+W_SPECIAL = 60
+"""For an 8, Ace, 7 or Queen that stops the seat it hits from going out with its last card."""
 W_COVER = 100.0
 """Times the estimated chance of being able to discard next turn."""
 PERSIST = 8.0
 """How much likelier the suit just set (and its rank) is to be on top at the next turn."""
+W_BLOCK = 50.0
+"""Times the chance that the seat facing the discard cannot follow it (and is fined 50)."""
+FULL_DECK = frozenset((suit, rank) for suit in range(1, 5) for rank in range(2, 15))
 
 
 def points(rank: int) -> int:
@@ -50,10 +55,11 @@ def points(rank: int) -> int:
 def _score(
     action: mau_mau_pb2.MauMauDiscard,
     hand: list[tuple[int, int]],
-    next_size: int,
-    previous_size: int,
+    unseen: set[tuple[int, int]],
+    sizes: tuple[int, int, int],
     num_seats: int,
 ) -> float:
+    next_size, previous_size, after_next_size = sizes
     discarded = [(int(c.suit), int(c.rank)) for c in action.cards]
     rest = list(hand)
     for card in discarded:
@@ -64,16 +70,24 @@ def _score(
     suit, rank = discarded[0]
     # Skipping a seat spares it a turn on which it might be stuck (and fined), so specials are
     # kept for a seat about to go out.
-    danger_next = max(0, 3 - next_size)
-    danger_previous = max(0, 3 - previous_size)
+    danger_next = int(next_size == 1)
+    danger_previous = int(previous_size == 1)
     if rank == JACK:
         # Keep the wild card for when nothing else fits, unless the hand is nearly done.
         score -= W_JACK_KEEP * len(discarded)
         announced = int(action.announced_suit)
         if not announced:
             return score - 1_000
-        return score + W_COVER * coverage(rest, announced, JACK)
+        blocked = stuck_chance(unseen, next_size, announced, JACK)
+        return score + W_COVER * coverage(rest, announced, JACK) + W_BLOCK * blocked
     score += W_COVER * coverage(rest, suit, rank)
+    # The seat that must follow this card: the next one, or the one after a skip, or (after a
+    # Queen) the previous one.
+    facing = {EIGHT: after_next_size, ACE: after_next_size, QUEEN: previous_size}.get(
+        rank, next_size
+    )
+    if num_seats > 2 or rank not in (EIGHT, ACE):
+        score += W_BLOCK * stuck_chance(unseen, facing + 3 * (rank == EIGHT), suit, rank)
     if rank == EIGHT:
         score += W_SPECIAL * danger_next * 1.5
     elif rank == ACE:
@@ -102,14 +116,24 @@ def choose_action(request: bot_service_pb2.ChooseActionRequest) -> game_pb2.Acti
         if a.mau_mau.discard.announce_last_card or _key(a.mau_mau.discard) not in announced
     ]
     hand = [(int(c.suit), int(c.rank)) for c in obs.hand]
+    pile = {(int(c.suit), int(c.rank)) for c in obs.discard_pile}
+    unseen = set(FULL_DECK) - pile - set(hand)
     n = len(obs.seats)
     step = 1 if obs.clockwise else -1
-    next_size = obs.seats[(request.seat + step) % n].hand_size
-    previous_size = obs.seats[(request.seat - step) % n].hand_size
-    return max(
-        discards,
-        key=lambda a: _score(a.mau_mau.discard, hand, next_size, previous_size, n),
+    sizes = (
+        obs.seats[(request.seat + step) % n].hand_size,
+        obs.seats[(request.seat - step) % n].hand_size,
+        obs.seats[(request.seat + 2 * step) % n].hand_size,
     )
+    return max(discards, key=lambda a: _score(a.mau_mau.discard, hand, unseen, sizes, n))
+
+
+def stuck_chance(unseen: set[tuple[int, int]], size: int, suit: int, rank: int) -> float:
+    """Chance that a seat holding ``size`` unseen cards cannot follow ``suit``/``rank``."""
+    if not unseen:
+        return 0.0
+    matching = sum(1 for s, r in unseen if s == suit or r in (rank, JACK))
+    return float((1 - matching / len(unseen)) ** size)
 
 
 def coverage(rest: list[tuple[int, int]], suit: int, rank: int) -> float:
