@@ -291,26 +291,35 @@ class Store:
     def standings(self, ladder_id: str) -> list[arena_service_pb2.Standing]:
         """Entrants best first by μ − 3σ."""
         with self.db.transaction() as tx:
-            rows = tx.all(
-                "SELECT e.bot_id, e.mu, e.sigma, e.matches, e.first_places, "
-                "COALESCE(SUM(s.moves), 0), COALESCE(SUM(s.faults), 0) FROM entries e "
-                "LEFT JOIN match_seats s ON s.bot_id = e.bot_id AND s.match_id IN "
-                "(SELECT match_id FROM matches WHERE ladder_id = ?) "
-                "WHERE e.ladder_id = ? GROUP BY e.bot_id, e.mu, e.sigma, e.matches, "
-                "e.first_places",
-                (ladder_id, ladder_id),
-            )
+            totals = {
+                bot_id: (moves, faults)
+                for bot_id, moves, faults in tx.all(
+                    "SELECT s.bot_id, SUM(s.moves), SUM(s.faults) FROM matches m "
+                    "JOIN match_seats s ON s.match_id = m.match_id WHERE m.ladder_id = ? "
+                    "GROUP BY s.bot_id",
+                    (ladder_id,),
+                )
+            }
+            rows = [
+                (*entry, *totals.get(entry[0], (0, 0)))
+                for entry in tx.all(
+                    f"SELECT e.bot_id, e.mu, e.sigma, e.matches, e.first_places, {_BOT_COLUMNS} "
+                    "FROM entries e JOIN bots b ON b.bot_id = e.bot_id "
+                    "JOIN owners o ON o.owner_id = b.owner_id WHERE e.ladder_id = ?",
+                    (ladder_id,),
+                )
+            ]
             rows.sort(key=lambda r: r[1] - 3 * r[2], reverse=True)
             return [
                 arena_service_pb2.Standing(
                     position=position,
-                    bot=self._bot(tx, r[0]).to_proto(),
+                    bot=BotRow(*r[5:14]).to_proto(),
                     rating=r[1] - 3 * r[2],
                     mu=r[1],
                     sigma=r[2],
                     matches=r[3],
                     first_places=r[4],
-                    fault_rate=100.0 * r[6] / r[5] if r[5] else 0.0,
+                    fault_rate=100.0 * r[15] / r[14] if r[14] else 0.0,
                 )
                 for position, r in enumerate(rows, start=1)
             ]
@@ -456,8 +465,12 @@ class Store:
         self, tx: Tx, record: record_pb2.MatchRecord, seats: Sequence[str], finished: int
     ) -> None:
         rated = record.status in RATED_STATUSES
+        by_seat: list[list[record_pb2.MoveRecord]] = [[] for _ in seats]
+        for move in record.moves:  # one pass over a record of hundreds of moves
+            if move.seat < len(by_seat):
+                by_seat[move.seat].append(move)
         for seat, bot_id in enumerate(seats):
-            moves = [m for m in record.moves if m.seat == seat]
+            moves = by_seat[seat]
             faults = [m for m in moves if m.fault]
             tx.execute(
                 "INSERT INTO match_seats (match_id, seat, bot_id, rank, score, moves, faults, "
