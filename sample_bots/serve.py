@@ -12,7 +12,11 @@ from sample_bots.mau_mau_heuristic import make_mau_mau_heuristic_bot
 from sample_bots.oh_hell_heuristic import make_oh_hell_heuristic_bot
 from sample_bots.pinochle_heuristic import make_pinochle_heuristic_bot
 from sample_bots.random_bot import make_random_bot
-from sample_bots.search import make_king_search_bot, make_oh_hell_search_bot
+from sample_bots.search import (
+    make_king_search_bot,
+    make_klaberjass_search_bot,
+    make_oh_hell_search_bot,
+)
 
 BOTS: dict[str, Callable[[int | None], Bot]] = {
     "random": make_random_bot,
@@ -23,6 +27,7 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
     "oh-hell-heuristic": make_oh_hell_heuristic_bot,
     "oh-hell-search": make_oh_hell_search_bot,
     "king-search": make_king_search_bot,
+    "klaberjass-search": make_klaberjass_search_bot,
 }
 
 

@@ -16,9 +16,15 @@ from referee.codec.requests import choose_action_request
 from referee.games.api import State
 from referee.games.registry import make_game
 from referee.match import FaultPolicy, Match, TimeControl
-from sample_bots.search import make_king_search_bot, make_oh_hell_search_bot
+from sample_bots.search import (
+    make_king_search_bot,
+    make_klaberjass_search_bot,
+    make_oh_hell_search_bot,
+)
+from sample_bots.search.core import Adapter
 from sample_bots.search.deal import deal_unseen
 from sample_bots.search.king import KingAdapter
+from sample_bots.search.klaberjass import KlaberjassAdapter
 from sample_bots.search.oh_hell import OhHellAdapter
 
 GAMES: list[tuple[str, int, dict[str, object], Callable[..., Bot]]] = [
@@ -26,6 +32,8 @@ GAMES: list[tuple[str, int, dict[str, object], Callable[..., Bot]]] = [
     ("oh-hell", 3, {"scoring": "negative", "deal_style": "short_low"}, make_oh_hell_search_bot),
     ("king", 4, {}, make_king_search_bot),
     ("king", 4, {"auction": "simplified", "trump_lead_restricted": True}, make_king_search_bot),
+    ("klaberjass", 2, {}, make_klaberjass_search_bot),
+    ("klaberjass", 2, {"dix_with_named_trump": True}, make_klaberjass_search_bot),
 ]
 
 
@@ -81,16 +89,26 @@ def test_search_bot_is_deterministic_with_a_seed(
     assert answers[0] == answers[1]
 
 
+TRICKS = ("hand", "current_trick", "completed_tricks", "dealer")
+
+
 @pytest.mark.parametrize(
-    ("name", "seats", "options", "adapter"),
+    ("name", "seats", "options", "adapter", "fields"),
     [
-        ("oh-hell", 4, {}, OhHellAdapter()),
-        ("oh-hell", 5, {"deal_style": "short_high"}, OhHellAdapter()),
-        ("king", 4, {"stop_when_penalties_exhausted": True}, KingAdapter()),
+        ("oh-hell", 4, {}, OhHellAdapter(), (*TRICKS, "bids", "tricks_won", "trump_card")),
+        ("oh-hell", 5, {"deal_style": "short_high"}, OhHellAdapter(), TRICKS),
+        ("king", 4, {"stop_when_penalties_exhausted": True}, KingAdapter(), (*TRICKS, "trump")),
+        (
+            "klaberjass",
+            2,
+            {"sequences_scored": "all_of_best_holder"},
+            KlaberjassAdapter(),
+            (*TRICKS, "trump", "maker", "sequence_winner", "phase"),
+        ),
     ],
 )
 def test_worlds_agree_with_the_observation(
-    name: str, seats: int, options: dict[str, object], adapter: OhHellAdapter | KingAdapter
+    name: str, seats: int, options: dict[str, object], adapter: Adapter, fields: tuple[str, ...]
 ) -> None:
     rng = random.Random(2)
     checked = 0
@@ -103,16 +121,15 @@ def test_worlds_agree_with_the_observation(
         assert world.current_seat() == seat
         assert sorted(world.legal_actions()) == sorted(match.legal_actions())
         mine, theirs = world.observe(seat), real.observe(seat)
-        for field in ("hand", "current_trick", "completed_tricks", "dealer"):
-            assert getattr(mine, field) == getattr(theirs, field)
+        for field in fields:
+            assert getattr(mine, field) == getattr(theirs, field), field
+        known = real.public_cards() | real.private_cards(seat)
         for other in range(seats):
-            assert len(world.private_cards(other)) == len(real.private_cards(other))
-        played = set(theirs.hand)
-        for _, cards, *_ in theirs.completed_tricks:
-            played.update(cards)
-        for other in range(seats):
+            hidden = world.private_cards(other)
+            assert len(hidden) == len(real.private_cards(other))
             if other != seat:
-                assert not world.private_cards(other) & played
+                assert not hidden & known
+        adapter.playout(world, seat, rng)
         checked += 1
     assert checked > 50
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from botkit import Bot
 from sample_bots.king_heuristic import make_king_heuristic_bot
+from sample_bots.klaberjass_heuristic import make_klaberjass_heuristic_bot
 from sample_bots.oh_hell_heuristic import make_oh_hell_heuristic_bot
 from sample_bots.search.core import make_search_bot
 from sample_bots.search.king import KingAdapter
+from sample_bots.search.klaberjass import KlaberjassAdapter
 from sample_bots.search.oh_hell import OhHellAdapter
 
 BUDGET_MS = 200.0
@@ -45,6 +47,22 @@ def make_king_search_bot(
         "king",
         KingAdapter(),
         make_king_heuristic_bot(seed),
+        seed,
+        budget_ms,
+        max_worlds,
+    )
+    return bot
+
+
+def make_klaberjass_search_bot(
+    seed: int | None = None, budget_ms: float = BUDGET_MS, max_worlds: int = MAX_WORLDS
+) -> Bot:
+    """The Klaberjass search bot (card play searched; bidding, dix and declarations heuristic)."""
+    bot, _ = make_search_bot(
+        "klaberjass-search",
+        "klaberjass",
+        KlaberjassAdapter(),
+        make_klaberjass_heuristic_bot(seed),
         seed,
         budget_ms,
         max_worlds,
