@@ -36,7 +36,7 @@ W_VALUE = 0.5
 """Per penalty point shed."""
 W_JACK_KEEP = 200
 """Cost of spending a Jack (wild) before going out: only when nothing else can be discarded."""
-W_SPECIAL = 60
+W_SPECIAL = 15
 """For an 8, Ace, 7 or Queen that stops the seat it hits from going out with its last card."""
 W_COVER = 100.0
 """Times the estimated chance of being able to discard next turn."""
