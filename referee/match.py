@@ -196,7 +196,7 @@ class Match:
     def forfeit(self, seat: int, detail: str) -> None:
         """End the match now: ``seat`` ranks last, the others by their scores so far."""
         scores = self.state.scores_so_far()
-        sign = -1 if self.game.type.lower_score_wins else 1
+        sign = -1 if self.state.lower_score_wins() else 1
         keys = [(seat != s, sign * score) for s, score in enumerate(scores)]
         self._outcome = Outcome(tuple(scores), ranks_from_keys(keys))
         self.forfeited_seat = seat

@@ -5,13 +5,15 @@ from __future__ import annotations
 import random
 
 import pytest
+from _pytest.mark.structures import ParameterSet
 
-from referee.games.api import Game, IllegalActionError
+from referee.games.api import Game, IllegalActionError, InvalidOptionsError
 from referee.games.registry import game_types, make_game
 from tests.conformance import check_card_conservation, random_playout
 
 PLAYOUTS = 400
 VIEW_CHECKED_PLAYOUTS = 6
+VARIANT_PLAYOUTS = 40
 
 GAMES = [
     pytest.param((game_type.name, seats), id=f"{game_type.name}-{seats}p")
@@ -27,9 +29,9 @@ def game(request: pytest.FixtureRequest) -> Game:
 
 
 def test_random_playouts_end_with_consistent_scores_and_ranks(game: Game) -> None:
-    sign = -1 if game.type.lower_score_wins else 1
     for seed in range(PLAYOUTS):
         state, _ = random_playout(game, seed)
+        sign = -1 if state.lower_score_wins() else 1
         outcome = state.outcome()
         assert len(outcome.scores) == len(outcome.ranks) == game.num_seats
         assert outcome.scores == state.scores_so_far(), "final scores differ from running scores"
@@ -80,3 +82,49 @@ def test_options_are_validated_once_at_construction() -> None:
             make_game(game_type.name, game_type.min_seats, {"no_such_option": 1})
         with pytest.raises(Exception, match="seats"):
             make_game(game_type.name, game_type.max_seats + 1)
+
+
+def option_variants() -> list[ParameterSet]:
+    """Every game with each option set, one at a time, to each value other than its default."""
+    variants = []
+    for game_type in game_types():
+        for spec in game_type.options:
+            values: list[object] = [c for c in spec.choices if c != spec.default]
+            if isinstance(spec.default, bool):
+                values = [not spec.default]
+            for value in values:
+                variants.append(
+                    pytest.param(
+                        game_type.name,
+                        {spec.name: value},
+                        id=f"{game_type.name}-{spec.name}={value}",
+                    )
+                )
+    return variants
+
+
+@pytest.mark.parametrize(("name", "options"), option_variants())
+def test_every_house_rule_plays_out_with_the_same_invariants(
+    name: str, options: dict[str, object]
+) -> None:
+    game_type = next(t for t in game_types() if t.name == name)
+    played = 0
+    for seats in sorted({game_type.min_seats, game_type.max_seats}):
+        game = make_game(name, seats, options)
+        try:
+            game.new_state(0)
+        except InvalidOptionsError:  # an option may narrow the seat range (e.g. Mau-Mau)
+            continue
+        played += 1
+        for seed in range(VARIANT_PLAYOUTS):
+            state, _ = random_playout(game, seed, check_views=seed == 0)
+            outcome = state.outcome()
+            assert outcome.scores == state.scores_so_far()
+            assert min(outcome.ranks) == 1
+        state = game.new_state(1)
+        rng = random.Random(1)
+        while not state.is_terminal():
+            check_card_conservation(state)
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+    assert played, "the option allows neither the fewest nor the most seats"

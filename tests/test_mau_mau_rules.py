@@ -511,3 +511,15 @@ def test_observation_shows_hand_sizes_not_cards() -> None:
     assert [seat.hand_size for seat in message.seats] == [7, 7, 7, 7]
     assert message.top_card == codec.card(state.public_cards().__iter__().__next__())
     assert message.stock_size == 52 - 29
+
+
+def test_a_forfeit_ranks_the_others_in_the_direction_of_the_scoring_in_force() -> None:
+    from referee.match import Match
+
+    for scoring, best in (("negative", 5), ("positive", 30)):
+        match = Match(make_game("mau-mau", 3, {"scoring": scoring}), seed=1)
+        match.state.tallies = [10, 5, 30]  # type: ignore[attr-defined]
+        match.forfeit(0, "test")
+        outcome = match.outcome()
+        assert outcome is not None and outcome.ranks[0] == 3
+        assert outcome.ranks[match.state.scores_so_far().index(best)] == 1

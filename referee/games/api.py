@@ -152,6 +152,10 @@ class State(ABC):
     def outcome(self) -> Outcome:
         """Final scores and ranks; only valid once terminal."""
 
+    def lower_score_wins(self) -> bool:
+        """Whether a lower score ranks higher in this game under its options."""
+        return self.game_type.lower_score_wins
+
     def returns(self) -> tuple[int, ...]:
         """Final score per seat (OpenSpiel's name for it)."""
         return self.outcome().scores

@@ -32,7 +32,8 @@ would need the registered range itself to change, so it is not offered.
 
 Every fine is charged to the fined seat in the deal's record; ``scoring`` decides who is paid.
 ``MAU_MAU.lower_score_wins`` is True because the default scoring is ``negative``; ``outcome()``
-ranks by the scoring option actually in force (see ``docs/games/mau-mau.md`` for forfeits).
+and ``lower_score_wins()`` (which the referee uses to rank a forfeit) follow the scoring option
+actually in force.
 
 Actions (ints): bits 0-5 hold the discarded card (``StandardDeck`` id, 0..51); bits 6-8 the
 suit a Jack announces (0 = none, else the ``Suit`` value); bits 9-11 the suit of a second Jack
@@ -537,6 +538,9 @@ class MauMauState(State):
 
     def scores_so_far(self) -> tuple[int, ...]:
         return tuple(self.tallies)
+
+    def lower_score_wins(self) -> bool:
+        return self.negative
 
     def observe(self, seat: int) -> MauMauObservation:
         return MauMauObservation(
