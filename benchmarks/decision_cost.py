@@ -1,0 +1,186 @@
+"""Referee CPU per decision without the network: engine, observation, codec and protobuf bytes.
+
+For every registered game (at its largest default seat count up to 4) this plays random
+playouts in-process and, at every decision, does what the referee does before a bot is called:
+``legal_actions`` + ``observe`` + the codec's observation and actions + the
+``ChooseActionRequest`` + ``SerializeToString``, then ``apply``. It reports CPU µs per decision
+split into stages, the total against the issue's 10 µs target, and the total as a ratio to a
+baseline measured in the same run (serializing one fixed, pre-built request of the same game;
+the machine is shared and noisy, so compare ratios across runs, not raw µs).
+
+    python benchmarks/decision_cost.py                  # every game
+    python benchmarks/decision_cost.py --game king --seconds 3
+    python benchmarks/decision_cost.py --quick          # a smoke run for CI
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from referee.codec import codec_for
+from referee.codec.common import game_settings
+from referee.codec.requests import choose_action_request
+from referee.games.api import Game
+from referee.games.registry import game_types, make_game
+from referee.match import Match
+
+TARGET_US = 10.0
+_CHOICES = [random.Random(0).getrandbits(30) for _ in range(1 << 16)]
+
+Stage = Callable[[int], int]
+"""Plays one seeded match, doing some stages per decision; returns its number of decisions."""
+
+
+def stage_engine(game: Game) -> Stage:
+    """legal_actions + apply only (what benchmarks/engine.py measures)."""
+
+    def play(seed: int) -> int:
+        match = Match(game, seed)
+        state = match.state
+        index = start = seed * 7919
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            state.apply(legal[_CHOICES[index & 0xFFFF] % len(legal)])
+            index += 1
+        return index - start
+
+    return play
+
+
+def stage_observe(game: Game) -> Stage:
+    """Engine + ``observe(seat)`` (the engine's own observation object)."""
+
+    def play(seed: int) -> int:
+        match = Match(game, seed)
+        state = match.state
+        index = start = seed * 7919
+        while not state.is_terminal():
+            state.observe(state.current_seat())
+            legal = state.legal_actions()
+            state.apply(legal[_CHOICES[index & 0xFFFF] % len(legal)])
+            index += 1
+        return index - start
+
+    return play
+
+
+def stage_request(game: Game, serialize: bool) -> Stage:
+    """Engine + the whole ``ChooseActionRequest`` as the runner builds it (+ its bytes)."""
+    codec = codec_for(game)
+    settings = game_settings(game)
+
+    def play(seed: int) -> int:
+        match = Match(game, seed)
+        state = match.state
+        index = start = seed * 7919
+        size = 0
+        while not state.is_terminal():
+            request = choose_action_request(match, codec, settings, "0123456789abcdef" * 2)
+            if serialize:
+                size += len(request.SerializeToString())
+            legal = state.legal_actions()
+            state.apply(legal[_CHOICES[index & 0xFFFF] % len(legal)])
+            index += 1
+        return index - start
+
+    return play
+
+
+def typical_request_bytes(game: Game) -> bytes:
+    """The serialized request of the middle decision of one seeded match."""
+    codec, settings = codec_for(game), game_settings(game)
+    match = Match(game, 1)
+    requests, index = [], 0
+    while not match.state.is_terminal() and index < 100_000:
+        requests.append(choose_action_request(match, codec, settings, "0" * 32))
+        legal = match.state.legal_actions()
+        match.state.apply(legal[_CHOICES[index] % len(legal)])
+        index += 1
+    return requests[len(requests) // 2].SerializeToString()
+
+
+def baseline(game: Game) -> Stage:
+    """Serialize one fixed, already built request per 'decision' (protobuf's floor)."""
+    codec, settings = codec_for(game), game_settings(game)
+    match = Match(game, 1)
+    request = choose_action_request(match, codec, settings, "0" * 32)
+    request.ParseFromString(typical_request_bytes(game))
+
+    def play(seed: int) -> int:
+        for _ in range(100):
+            request.SerializeToString()
+        return 100
+
+    return play
+
+
+def measure(play_one: Stage, seconds: float) -> float:
+    """Median over 3 runs of CPU µs per decision."""
+    runs = []
+    for _ in range(3):
+        decisions, seed = 0, 0
+        started = time.process_time()
+        while time.process_time() - started < seconds / 3:
+            decisions += play_one(seed)
+            seed += 1
+        runs.append((time.process_time() - started) * 1e6 / max(decisions, 1))
+    return statistics.median(runs)
+
+
+def main() -> None:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", action="append", help="game name (repeatable); default all")
+    parser.add_argument("--seconds", type=float, default=1.5, help="CPU seconds per figure")
+    parser.add_argument("--quick", action="store_true", help="short smoke run (CI)")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    seconds = 0.15 if args.quick else args.seconds
+    header = (
+        f"{'game':16} {'engine':>7} {'+observe':>9} {'+request':>9} {'+bytes':>7} "
+        f"{'req B':>6} {'vs 10µs':>8} {'× base':>7}"
+    )
+    print("CPU µs per decision (cumulative stages); base = serialize one built request")
+    print(header)
+    rows = []
+    for game_type in game_types():
+        if args.game and game_type.name not in args.game:
+            continue
+        game = make_game(game_type.name, min(4, game_type.max_seats))
+        engine = measure(stage_engine(game), seconds)
+        observe = measure(stage_observe(game), seconds)
+        request = measure(stage_request(game, serialize=False), seconds)
+        total = measure(stage_request(game, serialize=True), seconds)
+        base = measure(baseline(game), seconds)
+        size = len(typical_request_bytes(game))
+        row = {
+            "game": f"{game_type.name} {game.num_seats}p",
+            "engine_us": engine,
+            "observe_us": observe,
+            "request_us": request,
+            "total_us": total,
+            "request_bytes": size,
+            "vs_target": total / TARGET_US,
+            "baseline_us": base,
+            "ratio_to_baseline": total / base,
+        }
+        rows.append(row)
+        print(
+            f"{row['game']:16} {engine:7.2f} {observe:9.2f} {request:9.2f} {total:7.2f} "
+            f"{size:6d} {total / TARGET_US:8.2f} {total / base:7.1f}"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+"""Referee decisions per second against trivial bots, as a ratio to raw grpc.aio echo calls.
+
+One run starts, pinned to one CPU, a trivial bot server (answers a random legal action at
+once) and a raw grpc.aio echo server (bytes in, bytes out, no protobuf) whose request and reply
+have the sizes of the game's typical ChooseAction request and answer. Then, pinned to the other
+CPU, fresh client processes take turns, each for the same window, over several rounds:
+
+- ``echo``: raw grpc.aio client, ``--concurrency`` asyncio tasks calling the echo server;
+- ``referee``: the real referee (trio guest on asyncio, ``play_match``) playing
+  ``--concurrency`` matches at once against the trivial bots, whole matches back to back;
+- ``referee+metrics``: the same with Prometheus metrics on (an isolated registry).
+
+Figures are medians over the rounds. The headline is referee decisions/s ÷ echo calls/s (the
+issue's target is >= 0.8) and the per-decision client CPU of each; the metrics line gives the
+per-decision overhead of metrics, from the same runs, and from a micro-measurement of the exact
+metric calls the runner makes per decision (target < 5%).
+
+    python benchmarks/referee.py                       # oh-hell 4p, 64 in flight, 3 rounds
+    python benchmarks/referee.py --game king --concurrency 256 --rounds 5
+    python benchmarks/referee.py --quick               # a smoke run for CI
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.servers.common import pin  # noqa: E402
+
+SERVER_CPU, CLIENT_CPU = 1, 0
+
+
+def cpu_seconds() -> float:
+    """User + system CPU of this process (all threads)."""
+    times = os.times()
+    return times.user + times.system
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU of another process, from /proc (0.0 where there is no /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# -- the referee client (runs in its own process) -----------------------------------------------
+
+
+def referee_client(args: argparse.Namespace) -> dict[str, float]:
+    """Play matches back to back, ``--concurrency`` at once; count decisions in the window."""
+    import trio
+    from prometheus_client import CollectorRegistry
+
+    from referee import aio_bridge
+    from referee.bot_client import BotPool
+    from referee.games.registry import game_types, make_game
+    from referee.match import TimeControl
+    from referee.metrics import Metrics
+    from referee.runner import MatchSpec, play_match
+
+    game = make_game(args.game, args.seats)
+    metrics = Metrics([t.name for t in game_types()], CollectorRegistry()) if args.metrics else None
+    # A clock so generous that no decision of a loaded benchmark ever times out.
+    clock = TimeControl(move_time_ms=30_000, time_bank_ms=0)
+    counts = {"decisions": 0, "faults": 0, "matches": 0}
+    mark: dict[str, float] = {}
+    seeds = itertools.count(1)
+
+    def on_move(match: object, log: object) -> None:
+        counts["decisions"] += 1
+        if getattr(log, "fault", None) is not None:
+            counts["faults"] += 1
+
+    async def main() -> None:
+        pool = BotPool()
+        stop = trio.Event()
+        targets = args.targets
+
+        async def slot(index: int) -> None:
+            while not stop.is_set():
+                seed = next(seeds)
+                endpoints = [targets[(index + seat) % len(targets)] for seat in range(args.seats)]
+                spec = MatchSpec(game, endpoints, seed, time_control=clock)
+                await play_match(spec, pool, on_move=on_move, metrics=metrics, stop=stop)
+                counts["matches"] += 1
+
+        async def marker() -> None:
+            await trio.sleep(args.warmup)
+            start = (cpu_seconds(), time.perf_counter(), counts["decisions"], counts["faults"])
+            await trio.sleep(args.seconds)
+            mark["cpu_s"] = cpu_seconds() - start[0]
+            mark["wall_s"] = time.perf_counter() - start[1]
+            mark["calls"] = counts["decisions"] - start[2]
+            mark["faults"] = counts["faults"] - start[3]
+            stop.set()
+
+        try:
+            with trio.fail_after(args.warmup + args.seconds + 60):
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(marker)
+                    for index in range(args.concurrency):
+                        nursery.start_soon(slot, index)
+        finally:
+            await pool.close()
+
+    aio_bridge.run(main)
+    return mark
+
+
+# -- the orchestrator ---------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    """A benchmark server process and its addresses."""
+
+    process: subprocess.Popen[str]
+    targets: list[str]
+
+
+@contextmanager
+def server(module: str, *args: str) -> Iterator[Server]:
+    """Start ``python -m module args``; wait for its LISTENING lines and READY."""
+    command = [sys.executable, "-m", module, *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert process.stdout is not None
+    targets = []
+    try:
+        for line in process.stdout:
+            if line.startswith("LISTENING "):
+                targets.append(line.split()[1])
+            elif line.startswith("READY"):
+                break
+        if not targets:
+            raise RuntimeError(f"{module} did not start")
+        yield Server(process, targets)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def run_client(command: Sequence[str], server_pid: int) -> dict[str, float]:
+    """Run one client process; return its JSON figures plus the server CPU it caused."""
+    server_before = proc_cpu_seconds(server_pid)
+    done = subprocess.run(list(command), capture_output=True, text=True, cwd=ROOT, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"{command[2:4]} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["server_cpu_s"] = proc_cpu_seconds(server_pid) - server_before
+    return result
+
+
+def wire_sizes(game_name: str, seats: int) -> tuple[int, int]:
+    """Typical serialized ChooseActionRequest and ChooseActionResponse sizes for the game."""
+    from benchmarks.decision_cost import typical_request_bytes
+    from cardarena.bot.v1 import bot_service_pb2
+    from referee.games.registry import make_game
+
+    request = bot_service_pb2.ChooseActionRequest.FromString(
+        typical_request_bytes(make_game(game_name, seats))
+    )
+    reply = bot_service_pb2.ChooseActionResponse(action=request.legal_actions[0])
+    return request.ByteSize(), reply.ByteSize()
+
+
+def metric_calls_us(game_name: str) -> float:
+    """CPU µs of the metric calls the runner makes per decision (a counter and a histogram)."""
+    from prometheus_client import CollectorRegistry
+
+    from referee.metrics import Metrics
+
+    game_metrics = Metrics([game_name], CollectorRegistry()).for_game(game_name)
+    decisions, durations = game_metrics.decisions, game_metrics.call_duration
+    runs = []
+    for _ in range(5):
+        started = time.process_time()
+        for index in range(20_000):
+            result = "ok"
+            decisions.inc()
+            durations[result].observe(index * 1e-6)
+        runs.append((time.process_time() - started) / 20_000 * 1e6)
+    return statistics.median(runs)
+
+
+def main() -> None:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="oh-hell")
+    parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument("--concurrency", type=int, default=64, help="calls/matches in flight")
+    parser.add_argument("--seconds", type=float, default=4.0, help="measured window per run")
+    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="short smoke run (CI)")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--role", choices=["orchestrate", "referee"], default="orchestrate")
+    parser.add_argument("--metrics", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--targets", nargs="*", default=[], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.warmup, args.rounds, args.concurrency = 0.8, 0.3, 1, 16
+    if args.role == "referee":
+        pin(CLIENT_CPU)
+        print(json.dumps(referee_client(args)), flush=True)
+        return
+
+    request_bytes, reply_bytes = wire_sizes(args.game, args.seats)
+    ports = str(args.seats)
+    common = ["--ports", ports, "--cpu", str(SERVER_CPU), "--max-seconds", "600"]
+    window = ["--seconds", str(args.seconds), "--warmup", str(args.warmup)]
+    results: dict[str, list[dict[str, float]]] = {"echo": [], "referee": [], "metrics": []}
+    with (
+        server("benchmarks.servers.bot", *common) as bots,
+        server(
+            "benchmarks.servers.echo", "serve", "--reply-bytes", str(reply_bytes), *common
+        ) as echo,
+    ):
+        me = [sys.executable, str(Path(__file__).resolve()), "--role", "referee"]
+        me += ["--game", args.game, "--seats", str(args.seats)]
+        me += ["--concurrency", str(args.concurrency), *window, "--targets", *bots.targets]
+        echo_client = [sys.executable, "-m", "benchmarks.servers.echo", "client", *echo.targets]
+        echo_client += ["--request-bytes", str(request_bytes), "--cpu", str(CLIENT_CPU)]
+        echo_client += ["--concurrency", str(args.concurrency), *window]
+        variants = {
+            "echo": (echo_client, echo.process.pid),
+            "referee": (me, bots.process.pid),
+            "metrics": ([*me, "--metrics"], bots.process.pid),
+        }
+        order = list(variants)
+        for round_index in range(args.rounds):
+            for name in order[round_index % 3 :] + order[: round_index % 3]:
+                command, pid = variants[name]
+                results[name].append(run_client(command, pid))
+
+    def figure(name: str, key: str) -> float:
+        values = []
+        for run in results[name]:
+            calls = max(run["calls"], 1)
+            values.append(
+                {
+                    "rate": run["calls"] / run["wall_s"],
+                    "client_us": run["cpu_s"] / calls * 1e6,
+                    "server_us": run["server_cpu_s"] / calls * 1e6,
+                    "client_load": run["cpu_s"] / run["wall_s"],
+                }[key]
+            )
+        return statistics.median(values)
+
+    labels = {"echo": "raw grpc.aio echo", "referee": "referee", "metrics": "referee + metrics"}
+    echo_rate = figure("echo", "rate")
+    print(
+        f"{args.game} {args.seats}p, {args.concurrency} in flight, request {request_bytes} B, "
+        f"answer {reply_bytes} B, {args.rounds} round(s) of {args.seconds:g} s, "
+        f"clients on CPU {CLIENT_CPU}, servers on CPU {SERVER_CPU}, load {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        f"{'variant':20} {'calls/s':>9} {'× echo':>7} {'client µs/call':>15} "
+        f"{'client core':>12} {'server µs/call':>15}"
+    )
+    rows = []
+    for name in ("echo", "referee", "metrics"):
+        row = {
+            "variant": labels[name],
+            "calls_per_s": figure(name, "rate"),
+            "ratio_to_echo": figure(name, "rate") / echo_rate,
+            "client_us_per_call": figure(name, "client_us"),
+            "client_core_load": figure(name, "client_load"),
+            "server_us_per_call": figure(name, "server_us"),
+            "faults": sum(run.get("faults", 0) for run in results[name]),
+        }
+        rows.append(row)
+        print(
+            f"{row['variant']:20} {row['calls_per_s']:9.0f} {row['ratio_to_echo']:7.2f} "
+            f"{row['client_us_per_call']:15.1f} {row['client_core_load']:11.0%} "
+            f"{row['server_us_per_call']:15.1f}"
+        )
+    off_us, on_us = rows[1]["client_us_per_call"], rows[2]["client_us_per_call"]
+    calls_us = metric_calls_us(args.game)
+    print(
+        f"metrics overhead per decision: {on_us / off_us - 1:+.1%} of referee CPU in these runs "
+        f"(noisy); the metric calls themselves {calls_us:.2f} µs = "
+        f"{calls_us / off_us:.2%} of a decision's {off_us:.0f} µs"
+    )
+    if args.json:
+        summary = {"rows": rows, "metric_calls_us": calls_us, "runs": results}
+        args.json.write_text(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()

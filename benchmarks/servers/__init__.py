@@ -1,0 +1,1 @@
+"""Small gRPC server processes the benchmarks run against (loopback only, self-stopping)."""

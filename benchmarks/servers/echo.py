@@ -1,0 +1,115 @@
+"""The baseline: a raw grpc.aio unary echo server and client, bytes in and bytes out.
+
+    python -m benchmarks.servers.echo serve --reply-bytes 12 [--ports 4] [--cpu 1]
+    python -m benchmarks.servers.echo client 127.0.0.1:PORT ... --request-bytes 480 \\
+        --concurrency 64 --seconds 3 [--cpu 0]
+
+No protobuf at all: the server answers a fixed reply of ``--reply-bytes``; the client sends a
+fixed request of ``--request-bytes`` over one channel per target, from ``--concurrency`` asyncio
+tasks, with a deadline on every call as the referee has. The client prints one JSON line:
+calls completed and the process CPU seconds used in the measured window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.servers import common
+from referee.bot_client import CHANNEL_OPTIONS
+
+METHOD = "/bench.Echo/Echo"
+
+
+def cpu_seconds() -> float:
+    """User + system CPU of this process (all threads)."""
+    times = os.times()
+    return times.user + times.system
+
+
+async def serve(args: argparse.Namespace) -> None:
+    """Answer every call with the same reply."""
+    reply = b"r" * args.reply_bytes
+
+    async def echo(request: bytes, context: Any) -> bytes:
+        return reply
+
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
+    )
+    server.add_generic_rpc_handlers((handler,))
+    await common.serve_until_stopped(server, args.ports, args.max_seconds)
+
+
+async def client(args: argparse.Namespace) -> dict[str, float]:
+    """Call as fast as ``--concurrency`` tasks can for warm-up + measured seconds."""
+    channels = [grpc.aio.insecure_channel(t, options=CHANNEL_OPTIONS) for t in args.targets]
+    calls = [channel.unary_unary(METHOD) for channel in channels]
+    payload = b"q" * args.request_bytes
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    window_start = started + args.warmup
+    end = window_start + args.seconds
+    counted = 0
+    mark: dict[str, float] = {}
+
+    async def worker(index: int) -> None:
+        nonlocal counted
+        call = calls[index % len(calls)]
+        while True:
+            now = loop.time()
+            if now >= end:
+                return
+            await call(payload, timeout=10)
+            if window_start <= loop.time() < end:
+                counted += 1
+
+    async def marker() -> None:
+        await asyncio.sleep(window_start - loop.time())
+        mark["cpu"], mark["wall"] = cpu_seconds(), time.perf_counter()
+        await asyncio.sleep(end - loop.time())
+        mark["cpu"], mark["wall"] = cpu_seconds() - mark["cpu"], time.perf_counter() - mark["wall"]
+
+    await asyncio.gather(marker(), *(worker(i) for i in range(args.concurrency)))
+    cpu, wall = mark["cpu"], mark["wall"]
+    for channel in channels:
+        await channel.close()
+    return {"calls": counted, "cpu_s": cpu, "wall_s": wall}
+
+
+def main() -> None:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="role", required=True)
+    server = sub.add_parser("serve")
+    common.add_arguments(server)
+    server.add_argument("--reply-bytes", type=int, default=12)
+    caller = sub.add_parser("client")
+    caller.add_argument("targets", nargs="+")
+    caller.add_argument("--request-bytes", type=int, default=480)
+    caller.add_argument("--concurrency", type=int, default=64)
+    caller.add_argument("--seconds", type=float, default=3.0)
+    caller.add_argument("--warmup", type=float, default=1.0)
+    caller.add_argument("--cpu", type=int)
+    args = parser.parse_args()
+    common.pin(args.cpu)
+    if args.role == "serve":
+        asyncio.run(serve(args))
+    else:
+        print(json.dumps(asyncio.run(client(args))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
