@@ -16,6 +16,7 @@ from sample_bots.search import (
     make_king_search_bot,
     make_klaberjass_search_bot,
     make_oh_hell_search_bot,
+    make_pinochle_search_bot,
 )
 
 BOTS: dict[str, Callable[[int | None], Bot]] = {
@@ -28,6 +29,7 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
     "oh-hell-search": make_oh_hell_search_bot,
     "king-search": make_king_search_bot,
     "klaberjass-search": make_klaberjass_search_bot,
+    "pinochle-search": make_pinochle_search_bot,
 }
 
 

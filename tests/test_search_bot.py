@@ -20,12 +20,14 @@ from sample_bots.search import (
     make_king_search_bot,
     make_klaberjass_search_bot,
     make_oh_hell_search_bot,
+    make_pinochle_search_bot,
 )
 from sample_bots.search.core import Adapter
 from sample_bots.search.deal import deal_unseen
 from sample_bots.search.king import KingAdapter
 from sample_bots.search.klaberjass import KlaberjassAdapter
 from sample_bots.search.oh_hell import OhHellAdapter
+from sample_bots.search.pinochle import PinochleAdapter
 
 GAMES: list[tuple[str, int, dict[str, object], Callable[..., Bot]]] = [
     ("oh-hell", 4, {"deal_style": "short_high_low"}, make_oh_hell_search_bot),
@@ -34,6 +36,8 @@ GAMES: list[tuple[str, int, dict[str, object], Callable[..., Bot]]] = [
     ("king", 4, {"auction": "simplified", "trump_lead_restricted": True}, make_king_search_bot),
     ("klaberjass", 2, {}, make_klaberjass_search_bot),
     ("klaberjass", 2, {"dix_with_named_trump": True}, make_klaberjass_search_bot),
+    ("pinochle", 2, {}, make_pinochle_search_bot),
+    ("pinochle", 2, {"declare_out": "disabled"}, make_pinochle_search_bot),
 ]
 
 
@@ -104,6 +108,13 @@ TRICKS = ("hand", "current_trick", "completed_tricks", "dealer")
             {"sequences_scored": "all_of_best_holder"},
             KlaberjassAdapter(),
             (*TRICKS, "trump", "maker", "sequence_winner", "phase"),
+        ),
+        (
+            "pinochle",
+            2,
+            {"declare_out": "disabled"},  # random play would declare out before phase 2
+            PinochleAdapter(),
+            (*TRICKS, "trump", "trick_points", "hand_sizes"),
         ),
     ],
 )

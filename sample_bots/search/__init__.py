@@ -13,10 +13,12 @@ from botkit import Bot
 from sample_bots.king_heuristic import make_king_heuristic_bot
 from sample_bots.klaberjass_heuristic import make_klaberjass_heuristic_bot
 from sample_bots.oh_hell_heuristic import make_oh_hell_heuristic_bot
+from sample_bots.pinochle_heuristic import make_pinochle_heuristic_bot
 from sample_bots.search.core import make_search_bot
 from sample_bots.search.king import KingAdapter
 from sample_bots.search.klaberjass import KlaberjassAdapter
 from sample_bots.search.oh_hell import OhHellAdapter
+from sample_bots.search.pinochle import PinochleAdapter
 
 BUDGET_MS = 200.0
 MAX_WORLDS = 100_000
@@ -63,6 +65,22 @@ def make_klaberjass_search_bot(
         "klaberjass",
         KlaberjassAdapter(),
         make_klaberjass_heuristic_bot(seed),
+        seed,
+        budget_ms,
+        max_worlds,
+    )
+    return bot
+
+
+def make_pinochle_search_bot(
+    seed: int | None = None, budget_ms: float = BUDGET_MS, max_worlds: int = MAX_WORLDS
+) -> Bot:
+    """The Pinochle search bot (phase-2 card play searched; the rest heuristic)."""
+    bot, _ = make_search_bot(
+        "pinochle-search",
+        "pinochle",
+        PinochleAdapter(),
+        make_pinochle_heuristic_bot(seed),
         seed,
         budget_ms,
         max_worlds,
