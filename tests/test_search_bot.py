@@ -72,20 +72,23 @@ def test_search_bot_respects_a_tiny_time_budget(
     name: str, seats: int, options: dict[str, object], factory: Callable[..., Bot]
 ) -> None:
     bot = factory(1, budget_ms=200)
-    worst = 0.0
-    # A 20 ms move time: the bot plans for half of it.
+    times = []
+    # A 20 ms move time: the bot plans for half of it (budget_ms alone would allow 200 ms).
     for _, request in _requests(name, seats, options, seed=5, limit=120, move_ms=20):
         started = time.perf_counter()
         assert bot.choose(request) in request.legal_actions
-        worst = max(worst, time.perf_counter() - started)
-    assert worst < 0.150  # 10 ms planned, 200 ms allowed by budget_ms: slack for a loaded CI
+        times.append(time.perf_counter() - started)
+    times.sort()
+    # The 90th percentile, not the worst: a loaded machine may deschedule any one move.
+    assert times[len(times) * 9 // 10] < 0.030
 
 
 @pytest.mark.parametrize(("name", "seats", "options", "factory"), GAMES[::2])
 def test_search_bot_is_deterministic_with_a_seed(
     name: str, seats: int, options: dict[str, object], factory: Callable[..., Bot]
 ) -> None:
-    requests = [r for _, r in _requests(name, seats, options, seed=11, limit=150)]
+    # A long move time, so that max_worlds (not the clock) ends every search.
+    requests = [r for _, r in _requests(name, seats, options, 11, 150, move_ms=600_000)]
     answers = []
     for _ in range(2):
         bot = factory(42, budget_ms=10_000, max_worlds=6)
