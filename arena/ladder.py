@@ -8,6 +8,7 @@ the matches it is playing right now (for live watching).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -179,7 +180,13 @@ class Arena:
                 with trio.move_on_after(0.5):
                     await self._work_available.wait()
                 continue
-            await self.play_claim(claim)
+            try:
+                await self.play_claim(claim)
+            except Exception:  # a store failure must not take the arena down with it
+                log.exception("match %s failed; giving it back to the queue", claim.match_id)
+                with trio.CancelScope(shield=True), contextlib.suppress(Exception):
+                    await self.db(self.store.release, claim.match_id, self.config.worker_id)
+                await trio.sleep(1.0)
 
     async def play_claim(self, claim: Claim) -> None:
         """Play one claimed match and record it (or give it back if the arena is stopping)."""

@@ -43,6 +43,10 @@ class Database:
         """Release connections and the executor."""
         raise NotImplementedError
 
+    def is_transient(self, error: BaseException) -> bool:
+        """Whether running the same transaction again may succeed (deadlock, lock timeout)."""
+        return False
+
 
 class Tx:
     """One transaction; ``?`` placeholders whatever the driver."""
@@ -121,6 +125,9 @@ class SqliteDatabase(Database):
         self.executor.submit(self._connection.close).result()
         self.executor.shutdown()
 
+    def is_transient(self, error: BaseException) -> bool:
+        return isinstance(error, sqlite3.OperationalError) and "locked" in str(error)
+
 
 class PostgresDatabase(Database):
     """A psycopg connection pool; several arena processes may share the database."""
@@ -148,6 +155,16 @@ class PostgresDatabase(Database):
     def close(self) -> None:
         self._pool.close()
         self.executor.shutdown()
+
+    def is_transient(self, error: BaseException) -> bool:
+        import psycopg
+
+        return isinstance(
+            error,
+            psycopg.errors.DeadlockDetected
+            | psycopg.errors.SerializationFailure
+            | psycopg.OperationalError,
+        )
 
 
 def open_database(url: str) -> Database:

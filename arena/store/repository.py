@@ -9,13 +9,17 @@ leaves its matches to be played again, never half-applied.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import random
 import secrets
 import statistics
 import time
 import uuid
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from arena.matchmaking import Entrant, PlannedMatch
 from arena.ratings import INITIAL_MU, INITIAL_SIGMA, Rating, rate, set_ranks
@@ -43,6 +47,29 @@ class StoreError(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+T = TypeVar("T")
+RETRIES = 5
+
+
+def retry_transient(method: Callable[..., T]) -> Callable[..., T]:
+    """Run a one-transaction store method again after a transient failure (a deadlock between
+    two arena processes, a busy SQLite file). Safe because each method is one transaction and
+    the writes are idempotent or conditional."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
+        for attempt in range(RETRIES):
+            try:
+                return method(self, *args, **kwargs)
+            except Exception as error:
+                if attempt == RETRIES - 1 or not self.db.is_transient(error):
+                    raise
+                time.sleep(0.01 * 2**attempt * (1 + random.random()))
+        raise AssertionError("unreachable")
+
+    return wrapper
 
 
 def now_us() -> int:
@@ -109,6 +136,7 @@ class Store:
 
     # -- owners and bots ------------------------------------------------------------------------
 
+    @retry_transient
     def register_bot(
         self, owner: str, token: str | None, name: str, game: str, endpoint: str, version: str
     ) -> tuple[BotRow, str | None]:
@@ -176,6 +204,7 @@ class Store:
             raise StoreError("PERMISSION_DENIED", f"only {bot.owner!r}'s token changes this bot")
         return bot
 
+    @retry_transient
     def update_bot(self, bot_id: str, token: str | None, endpoint: str, version: str) -> BotRow:
         """Change endpoint and/or version; a new version goes back to validation."""
         with self.db.transaction() as tx:
@@ -196,6 +225,7 @@ class Store:
             )
             return self._bot(tx, bot_id)
 
+    @retry_transient
     def set_bot_state(self, bot_id: str, token: str | None, state: str) -> BotRow:
         """Pause, resume (back to active) or retire a bot."""
         with self.db.transaction() as tx:
@@ -211,6 +241,7 @@ class Store:
             )
             return self._bot(tx, bot_id)
 
+    @retry_transient
     def set_state_by_arena(self, bot_id: str, state: str, detail: str, failures: int) -> None:
         """The arena's own state changes (validation, health sweep)."""
         with self.db.transaction() as tx:
@@ -221,6 +252,7 @@ class Store:
 
     # -- ladders --------------------------------------------------------------------------------
 
+    @retry_transient
     def create_ladder(self, config: arena_service_pb2.LadderConfig) -> str:
         """Store a ladder (its config already validated by the caller)."""
         ladder_id = uuid.uuid4().hex[:10]
@@ -268,6 +300,7 @@ class Store:
                 return ladder
         raise StoreError("NOT_FOUND", f"no ladder {key!r}")
 
+    @retry_transient
     def enter_active_bots(self, ladder_id: str, game: str) -> None:
         """Give every active bot of the ladder's game an entry (a fresh rating) if it has none."""
         with self.db.transaction() as tx:
@@ -326,6 +359,7 @@ class Store:
 
     # -- the match queue ------------------------------------------------------------------------
 
+    @retry_transient
     def enqueue(self, ladder_id: str | None, kind: str, planned: Sequence[PlannedMatch]) -> None:
         """Add a set of matches (one, or a duplicate set sharing a deal)."""
         set_id = uuid.uuid4().hex
@@ -345,13 +379,16 @@ class Store:
                         created + index,
                     ),
                 )
-                if ladder_id is not None:
-                    for bot in match.seats:
-                        tx.execute(
-                            "UPDATE entries SET scheduled = scheduled + 1 "
-                            "WHERE ladder_id = ? AND bot_id = ?",
-                            (ladder_id, bot),
-                        )
+            if ladder_id is not None:
+                # One update per bot, in bot order: concurrent writers lock rows in the same
+                # order, so two arena processes never deadlock on entries.
+                seats = Counter(bot for match in planned for bot in match.seats)
+                for bot in sorted(seats):
+                    tx.execute(
+                        "UPDATE entries SET scheduled = scheduled + ? "
+                        "WHERE ladder_id = ? AND bot_id = ?",
+                        (seats[bot], ladder_id, bot),
+                    )
 
     def waiting(self, ladder_id: str | None = None) -> int:
         """Matches waiting to be played (in one ladder, or all)."""
@@ -376,6 +413,7 @@ class Store:
             )
         return row is not None
 
+    @retry_transient
     def claim(self, worker: str, lease_s: float) -> Claim | None:
         """Take the oldest waiting match for ``worker`` until the lease ends."""
         with self.db.transaction() as tx:
@@ -399,6 +437,7 @@ class Store:
                     endpoints.append(found[0] if found else "")
             return Claim(row[0], row[1], row[2], int(row[3]), seats, tuple(endpoints))
 
+    @retry_transient
     def renew(self, match_id: str, worker: str, lease_s: float) -> bool:
         """Extend a claim's lease; False if the match is no longer this worker's."""
         with self.db.transaction() as tx:
@@ -409,6 +448,7 @@ class Store:
             )
             return tx.rowcount == 1
 
+    @retry_transient
     def release(self, match_id: str, worker: str) -> None:
         """Give a claimed match back to the queue (it will be played again from the start)."""
         with self.db.transaction() as tx:
@@ -418,6 +458,7 @@ class Store:
                 (match_id, worker),
             )
 
+    @retry_transient
     def recover(self, worker: str) -> int:
         """Requeue matches whose lease ran out, and every match ``worker`` held before a restart."""
         with self.db.transaction() as tx:
@@ -430,6 +471,7 @@ class Store:
 
     # -- results --------------------------------------------------------------------------------
 
+    @retry_transient
     def record_result(self, record: record_pb2.MatchRecord) -> bool:
         """Store a finished match and apply it; False if it was already recorded (no change)."""
         with self.db.transaction() as tx:
@@ -445,9 +487,9 @@ class Store:
                 return False
             seats = seats_text.split(",")
             finished = record.finished_at_us or now_us()
-            tx.execute(
+            tx.execute(  # claimed_by stays: it tells which worker played the match
                 "UPDATE matches SET status = 'finished', result_status = ?, finished_at_us = ?, "
-                "claimed_by = NULL, lease_until_us = NULL WHERE match_id = ?",
+                "lease_until_us = NULL WHERE match_id = ?",
                 (int(record.status), finished, record.match_id),
             )
             tx.execute(
@@ -501,17 +543,16 @@ class Store:
                     len(moves),
                 ),
             )
-            for move in faults:
-                kind = record_pb2.FaultKind.Name(move.fault).removeprefix("FAULT_KIND_").lower()
-                updated = tx.execute(
-                    "UPDATE bot_faults SET count = count + 1 WHERE bot_id = ? AND kind = ?",
-                    (bot_id, kind),
-                ).rowcount
-                if not updated:
-                    tx.execute(
-                        "INSERT INTO bot_faults (bot_id, kind, count) VALUES (?, ?, 1)",
-                        (bot_id, kind),
-                    )
+            kinds = Counter(
+                record_pb2.FaultKind.Name(move.fault).removeprefix("FAULT_KIND_").lower()
+                for move in faults
+            )
+            for kind in sorted(kinds):
+                tx.execute(
+                    "INSERT INTO bot_faults (bot_id, kind, count) VALUES (?, ?, ?) "
+                    "ON CONFLICT (bot_id, kind) DO UPDATE SET count = bot_faults.count + ?",
+                    (bot_id, kind, kinds[kind], kinds[kind]),
+                )
 
     def _apply_validation(
         self, tx: Tx, record: record_pb2.MatchRecord, seats: Sequence[str]
@@ -560,17 +601,22 @@ class Store:
             seats = tx.all("SELECT bot_id, rank FROM match_seats WHERE match_id = ?", (mid,))
             per_match.append({bot: rank for bot, rank in seats})
         ranks = set_ranks(per_match)
+        # Lock the entries in bot order before reading them: no lost update when two processes
+        # rate sets sharing a bot, and no deadlock (same order everywhere).
+        lock = " FOR UPDATE" if tx.dialect == "postgres" else ""
         current = {
             bot: Rating(
                 *tx.one(
-                    "SELECT mu, sigma FROM entries WHERE ladder_id = ? AND bot_id = ?",
+                    f"SELECT mu, sigma FROM entries WHERE ladder_id = ? AND bot_id = ?{lock}",
                     (ladder_id, bot),
                 )
             )
-            for bot in ranks
+            for bot in sorted(ranks)
         }
         at = now_us()
-        for bot, rating in rate(current, ranks).items():
+        new_ratings = rate(current, ranks)
+        for bot in sorted(new_ratings):
+            rating = new_ratings[bot]
             first = 1 if ranks[bot] == 1 else 0
             tx.execute(
                 "UPDATE entries SET mu = ?, sigma = ?, matches = matches + ?, "
