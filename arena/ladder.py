@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from arena.matchmaking import PlannedMatch, pick_players, plan_set
+from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
 from arena.store.repository import HOUSE_RANDOM, Claim, Store
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import record_pb2
@@ -43,6 +43,7 @@ class ArenaConfig:
     workers: int = 16
     lease_s: float = 300.0
     schedule_interval_s: float = 0.2
+    pool_refresh_s: float = 5.0
     health_interval_s: float = 30.0
     health_failures_to_pull: int = 3
     validation_matches: int = 2
@@ -91,7 +92,7 @@ class Arena:
         self.serving = False
         self._rng = random.Random(self.config.seed)
         self._work_available = trio.Event()
-        self._played = 0
+        self._pools: dict[str, tuple[float, MatchmakingPool]] = {}
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a store operation on the database's own thread(s), timing it."""
@@ -146,21 +147,33 @@ class Arena:
                 await self.db(self.store.enqueue, None, "validation", self._validation_set(bot))
         for ladder in await self.db(self.store.ladders):
             config = ladder.config
-            await self.db(self.store.enter_active_bots, ladder.ladder_id, config.settings.game)
             target = max(2, 2 * (config.concurrency or 1))
             queued = await self.db(self.store.waiting, ladder.ladder_id)
             self.metrics.matches_waiting.labels(config.settings.game).set(queued)
-            entrants = await self.db(self.store.entrants, ladder.ladder_id)
+            if queued >= target:
+                continue
+            pool = await self._pool(ladder.ladder_id, config.settings.game)
             while queued < target:
-                players = pick_players(entrants, config.settings.num_seats, self._rng)
+                players = pool.pick(config.settings.num_seats)
                 if not players:
                     break
                 planned = plan_set(players, self._rng, config.duplicate_deals)
                 await self.db(self.store.enqueue, ladder.ladder_id, "ladder", planned)
+                pool.scheduled([bot for match in planned for bot in match.seats])
                 queued += len(planned)
-                entrants = await self.db(self.store.entrants, ladder.ladder_id)
         self._work_available.set()
         self._work_available = trio.Event()
+
+    async def _pool(self, ladder_id: str, game: str) -> MatchmakingPool:
+        """The ladder's matchmaking pool, rebuilt from the store every ``pool_refresh_s``."""
+        cached = self._pools.get(ladder_id)
+        now = trio.current_time()
+        if cached is not None and now - cached[0] < self.config.pool_refresh_s:
+            return cached[1]
+        await self.db(self.store.enter_active_bots, ladder_id, game)
+        pool = MatchmakingPool(await self.db(self.store.entrants, ladder_id), self._rng)
+        self._pools[ladder_id] = (now, pool)
+        return pool
 
     def _validation_set(self, bot: Any) -> list[PlannedMatch]:
         seats = STATE_CLASSES[bot.game].game_type.min_seats
@@ -257,7 +270,6 @@ class Arena:
             await self.db(self.store.renew, match_id, self.config.worker_id, self.config.lease_s)
 
     def _count_result(self, claim: Claim, record: record_pb2.MatchRecord) -> None:
-        self._played += 1
         game = record.settings.game
         if claim.kind == "validation":
             bad = record.status != record_pb2.MATCH_STATUS_COMPLETED or any(

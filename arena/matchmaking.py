@@ -2,13 +2,16 @@
 
 Continuous and fair over time, like the Battlesnake arena's matchmaker: the next match is built
 around the entrant that is most owed a match (fewest scheduled, with new bots counted as owed
-more until their rating settles), joined by the entrants whose ratings are closest to it after a
-random jitter, so close ratings meet most but everyone meets everyone. Seats are shuffled by a
+more until their rating settles), joined by entrants near it in rating, chosen after a random
+jitter and a penalty for having played more, so close ratings meet most, everyone meets a
+spread of opponents, and match counts stay even. Seats are shuffled by a
 seeded generator; with duplicate deals a set replays one deal with the seats rotated.
 """
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,37 +49,81 @@ class PlannedMatch:
     seats: tuple[str, ...]
 
 
+WINDOW = 24
+"""Neighbours in rating order considered as opponents (each side of the anchor)."""
+
+
 def owed(entrant: Entrant) -> float:
     """Lower is more owed: matches scheduled, minus a bonus for unsettled ratings."""
     unsettled = (entrant.sigma - SETTLED_SIGMA) / (INITIAL_SIGMA - SETTLED_SIGMA)
     return entrant.scheduled - NEW_BOT_BONUS * min(1.0, max(0.0, unsettled))
 
 
-def pick_players(entrants: Sequence[Entrant], seats: int, rng: random.Random) -> list[Entrant]:
-    """The most-owed entrant plus the ``seats - 1`` closest in rating after jitter.
+class MatchmakingPool:
+    """The entrants of one ladder, kept so that each next match costs O(log n), not O(n).
 
-    An opponent's distance also grows with how many more matches it has had than the most owed
-    entrant, so match counts stay even while close ratings still meet most often.
+    A heap orders entrants by how owed they are (ties broken at random); a rating-sorted list
+    gives each anchor's neighbours by bisection. Scheduling an entrant pushes it back with one
+    more match owed (stale heap entries are skipped). Rebuild the pool from the store now and
+    then to pick up new bots and new ratings.
     """
-    if len(entrants) < seats:
-        return []
-    lowest = min(owed(e) for e in entrants)
-    candidates = [e for e in entrants if owed(e) - lowest < 1.0]
-    anchor = rng.choice(candidates)
-    others = [e for e in entrants if e.bot_id != anchor.bot_id]
-    others.sort(
-        key=lambda e: (
-            abs(e.rating - anchor.rating)
-            + abs(rng.gauss(0.0, JITTER))
-            + OWED_WEIGHT * (owed(e) - lowest)
+
+    def __init__(self, entrants: Sequence[Entrant], rng: random.Random) -> None:
+        self._rng = rng
+        self._owed = {e.bot_id: owed(e) for e in entrants}
+        self._rating = {e.bot_id: e.rating for e in entrants}
+        self._by_rating = sorted((e.rating, e.bot_id) for e in entrants)
+        self._heap = [(value, rng.random(), bot) for bot, value in self._owed.items()]
+        heapq.heapify(self._heap)
+
+    def __len__(self) -> int:
+        return len(self._owed)
+
+    def _most_owed(self) -> str:
+        while True:
+            value, _, bot = self._heap[0]
+            if value == self._owed[bot]:
+                return bot
+            heapq.heappop(self._heap)  # stale: the bot was scheduled since
+
+    def pick(self, seats: int) -> list[str]:
+        """The most owed bot plus the ``seats - 1`` best opponents near it in rating."""
+        if len(self._owed) < seats:
+            return []
+        anchor = self._most_owed()
+        lowest = self._owed[anchor]
+        rating = self._rating[anchor]
+        middle = bisect.bisect_left(self._by_rating, (rating, anchor))
+        window = max(WINDOW, 2 * seats)
+        low, high = max(0, middle - window), min(len(self._by_rating), middle + window + 1)
+        neighbours = [bot for _, bot in self._by_rating[low:high] if bot != anchor]
+        neighbours.sort(
+            key=lambda bot: (
+                abs(self._rating[bot] - rating)
+                + abs(self._rng.gauss(0.0, JITTER))
+                + OWED_WEIGHT * (self._owed[bot] - lowest)
+            )
         )
-    )
-    return [anchor, *others[: seats - 1]]
+        return [anchor, *neighbours[: seats - 1]]
+
+    def scheduled(self, bots: Sequence[str]) -> None:
+        """Count one more match for each of ``bots`` (once per appearance)."""
+        for bot in bots:
+            self._owed[bot] += 1
+            heapq.heappush(self._heap, (self._owed[bot], self._rng.random(), bot))
 
 
-def plan_set(players: Sequence[Entrant], rng: random.Random, duplicate: bool) -> list[PlannedMatch]:
+def pick_players(entrants: Sequence[Entrant], seats: int, rng: random.Random) -> list[Entrant]:
+    """One-off form of ``MatchmakingPool.pick`` for a list of entrants."""
+    by_id = {e.bot_id: e for e in entrants}
+    return [by_id[bot] for bot in MatchmakingPool(entrants, rng).pick(seats)]
+
+
+def plan_set(
+    players: Sequence[Entrant] | Sequence[str], rng: random.Random, duplicate: bool
+) -> list[PlannedMatch]:
     """One match with shuffled seats, or with ``duplicate`` one deal per seat rotation."""
-    order = [p.bot_id for p in players]
+    order = [p if isinstance(p, str) else p.bot_id for p in players]
     rng.shuffle(order)
     seed = rng.getrandbits(48)
     if not duplicate:
