@@ -1,12 +1,18 @@
 """Referee CPU per decision without the network: engine, observation, codec and protobuf bytes.
 
-For every registered game (at its largest default seat count up to 4) this plays random
-playouts in-process and, at every decision, does what the referee does before a bot is called:
-``legal_actions`` + ``observe`` + the codec's observation and actions + the
-``ChooseActionRequest`` + ``SerializeToString``, then ``apply``. It reports CPU µs per decision
-split into stages, the total against the issue's 10 µs target, and the total as a ratio to a
-baseline measured in the same run (serializing one fixed, pre-built request of the same game;
-the machine is shared and noisy, so compare ratios across runs, not raw µs).
+For every registered game (at its largest seat count up to 4) this plays random playouts
+in-process and, at every decision, does what the referee does before a bot is called, then
+``apply``. CPU µs per decision, stages cumulative:
+
+- ``engine``: ``legal_actions`` + ``apply`` (as benchmarks/engine.py);
+- ``+observe``: plus the engine's ``observe(seat)``;
+- ``message``: plus ``choose_action_request`` (codec observation, actions, clock) and
+  ``SerializeToString``: how bots in-process and tests build a request;
+- ``runner``: plus ``RequestEncoder.encode`` instead: the bytes the runner really sends.
+
+``runner`` is compared with the issue's 10 µs target and, as a ratio, with a baseline measured
+in the same run (serializing one fixed, pre-built request of the same game; the machine is
+shared and noisy, so compare ratios across runs, not raw µs).
 
     python benchmarks/decision_cost.py                  # every game
     python benchmarks/decision_cost.py --game king --seconds 3
@@ -28,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.codec import codec_for
 from referee.codec.common import game_settings
-from referee.codec.requests import choose_action_request
+from referee.codec.requests import RequestEncoder, choose_action_request
 from referee.games.api import Game
 from referee.games.registry import game_types, make_game
 from referee.match import Match
@@ -73,20 +79,25 @@ def stage_observe(game: Game) -> Stage:
     return play
 
 
-def stage_request(game: Game, serialize: bool) -> Stage:
-    """Engine + the whole ``ChooseActionRequest`` as the runner builds it (+ its bytes)."""
+def stage_request(game: Game, runner: bool) -> Stage:
+    """Engine + the serialized ``ChooseActionRequest``: as a message, or as the runner does."""
     codec = codec_for(game)
     settings = game_settings(game)
+    match_id = "0123456789abcdef" * 2
 
     def play(seed: int) -> int:
         match = Match(game, seed)
         state = match.state
+        encoder = RequestEncoder(codec, settings, match_id)
         index = start = seed * 7919
         size = 0
         while not state.is_terminal():
-            request = choose_action_request(match, codec, settings, "0123456789abcdef" * 2)
-            if serialize:
-                size += len(request.SerializeToString())
+            if runner:
+                size += len(encoder.encode(match))
+            else:
+                size += len(
+                    choose_action_request(match, codec, settings, match_id).SerializeToString()
+                )
             legal = state.legal_actions()
             state.apply(legal[_CHOICES[index & 0xFFFF] % len(legal)])
             index += 1
@@ -146,7 +157,7 @@ def main() -> None:
     args = parser.parse_args()
     seconds = 0.15 if args.quick else args.seconds
     header = (
-        f"{'game':16} {'engine':>7} {'+observe':>9} {'+request':>9} {'+bytes':>7} "
+        f"{'game':16} {'engine':>7} {'+observe':>9} {'message':>8} {'runner':>7} "
         f"{'req B':>6} {'vs 10µs':>8} {'× base':>7}"
     )
     print("CPU µs per decision (cumulative stages); base = serialize one built request")
@@ -158,16 +169,16 @@ def main() -> None:
         game = make_game(game_type.name, min(4, game_type.max_seats))
         engine = measure(stage_engine(game), seconds)
         observe = measure(stage_observe(game), seconds)
-        request = measure(stage_request(game, serialize=False), seconds)
-        total = measure(stage_request(game, serialize=True), seconds)
+        request = measure(stage_request(game, runner=False), seconds)
+        total = measure(stage_request(game, runner=True), seconds)
         base = measure(baseline(game), seconds)
         size = len(typical_request_bytes(game))
         row = {
             "game": f"{game_type.name} {game.num_seats}p",
             "engine_us": engine,
             "observe_us": observe,
-            "request_us": request,
-            "total_us": total,
+            "message_us": request,
+            "runner_us": total,
             "request_bytes": size,
             "vs_target": total / TARGET_US,
             "baseline_us": base,
@@ -175,7 +186,7 @@ def main() -> None:
         }
         rows.append(row)
         print(
-            f"{row['game']:16} {engine:7.2f} {observe:9.2f} {request:9.2f} {total:7.2f} "
+            f"{row['game']:16} {engine:7.2f} {observe:9.2f} {request:8.2f} {total:7.2f} "
             f"{size:6d} {total / TARGET_US:8.2f} {total / base:7.1f}"
         )
     if args.json:

@@ -37,6 +37,9 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 )
 
 
+CHOOSE_ACTION_METHOD = "/cardarena.bot.v1.BotService/ChooseAction"
+
+
 def _since_us(started_ns: int) -> int:
     return (time.perf_counter_ns() - started_ns) // 1000
 
@@ -69,6 +72,15 @@ class BotEndpoint:
         self.target = target
         self._channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
         self.stub = bot_service_pb2_grpc.BotServiceStub(self._channel)
+        # ChooseAction again, taking a request already serialized (``RequestEncoder``).
+        self._choose_action_bytes: grpc.aio.UnaryUnaryMultiCallable[
+            bytes, bot_service_pb2.ChooseActionResponse
+        ] = self._channel.unary_unary(  # type: ignore[call-arg]  # the stubs lack the flag
+            CHOOSE_ACTION_METHOD,
+            request_serializer=None,
+            response_deserializer=bot_service_pb2.ChooseActionResponse.FromString,
+            _registered_method=True,  # as the generated stub: a call handle made once
+        )
         self._limiter = trio.CapacityLimiter(max_concurrent_calls)
 
     async def call(self, make_call: Callable[[], Awaitable[Any]]) -> CallResult:
@@ -93,9 +105,12 @@ class BotEndpoint:
         return await self.call(lambda: self.stub.StartMatch(request, timeout=timeout_s))
 
     async def choose_action(
-        self, request: bot_service_pb2.ChooseActionRequest, timeout_s: float
+        self, request: bot_service_pb2.ChooseActionRequest | bytes, timeout_s: float
     ) -> CallResult:
-        """Ask the bot for its move; the gRPC deadline is ``timeout_s``."""
+        """Ask the bot for its move (a request message or its bytes); deadline ``timeout_s``."""
+        if isinstance(request, bytes):
+            call = self._choose_action_bytes
+            return await self.call(lambda: call(request, timeout=timeout_s))
         return await self.call(lambda: self.stub.ChooseAction(request, timeout=timeout_s))
 
     async def end_match(

@@ -11,13 +11,13 @@ from functools import partial
 import trio
 
 from cardarena.bot.v1 import bot_service_pb2
-from cardarena.game.v1 import options_pb2, record_pb2
+from cardarena.game.v1 import record_pb2
 from referee import __version__
 from referee.bot_client import BotEndpoint, BotPool, CallResult
 from referee.codec import GameCodec, MalformedActionError, codec_for
 from referee.codec.common import game_settings
 from referee.codec.record import match_record
-from referee.codec.requests import choose_action_request
+from referee.codec.requests import RequestEncoder
 from referee.games.api import Game
 from referee.match import Fault, FaultKind, FaultPolicy, Match, MoveLog, TimeControl
 from referee.metrics import GameMetrics, Metrics
@@ -151,11 +151,12 @@ async def _play_match(
                 for seat, bot in enumerate(bots)
             ]
         )
+        requests = RequestEncoder(codec, settings, spec.match_id)
         while not match.is_over:
             if stop is not None and stop.is_set():
                 match.abort("the referee stopped before the end")
                 break
-            log = await _play_one_move(match, spec, bots, codec, settings, game_metrics)
+            log = await _play_one_move(match, spec, bots, codec, requests, game_metrics)
             if on_move is not None:
                 on_move(match, log)
         end_requests = _end_requests(match, spec.match_id)
@@ -181,10 +182,10 @@ async def _play_one_move(
     spec: MatchSpec,
     bots: Sequence[BotEndpoint],
     codec: GameCodec,
-    settings: options_pb2.GameSettings,
+    requests: RequestEncoder,
     game_metrics: GameMetrics | None,
 ) -> MoveLog:
-    log = await _decide(match, spec, bots, codec, settings)
+    log = await _decide(match, bots, codec, requests)
     if game_metrics is not None:
         result = log.fault.kind.name.lower() if log.fault else "ok"
         game_metrics.decisions.inc()
@@ -195,14 +196,10 @@ async def _play_one_move(
 
 
 async def _decide(
-    match: Match,
-    spec: MatchSpec,
-    bots: Sequence[BotEndpoint],
-    codec: GameCodec,
-    settings: options_pb2.GameSettings,
+    match: Match, bots: Sequence[BotEndpoint], codec: GameCodec, requests: RequestEncoder
 ) -> MoveLog:
     seat = match.to_act()
-    request = choose_action_request(match, codec, settings, spec.match_id)
+    request = requests.encode(match)  # bytes: see RequestEncoder
     bank_ms = match.time_banks_ms[seat]
     result = await bots[seat].choose_action(request, match.deadline_ms(seat) / 1000)
     if result.fault is not None:

@@ -46,17 +46,17 @@ async def serve(args: argparse.Namespace) -> None:
         return reply
 
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    handler = grpc.method_handlers_generic_handler(
-        "bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
-    )
-    server.add_generic_rpc_handlers((handler,))
+    handlers = {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Echo", handlers),))
+    server.add_registered_method_handlers("bench.Echo", handlers)
     await common.serve_until_stopped(server, args.ports, args.max_seconds)
 
 
 async def client(args: argparse.Namespace) -> dict[str, float]:
     """Call as fast as ``--concurrency`` tasks can for warm-up + measured seconds."""
     channels = [grpc.aio.insecure_channel(t, options=CHANNEL_OPTIONS) for t in args.targets]
-    calls = [channel.unary_unary(METHOD) for channel in channels]
+    # Registered methods, as the generated stubs and servers use (a handle made once).
+    calls = [channel.unary_unary(METHOD, _registered_method=True) for channel in channels]
     payload = b"q" * args.request_bytes
     loop = asyncio.get_running_loop()
     started = loop.time()

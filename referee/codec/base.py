@@ -9,6 +9,26 @@ from typing import Any
 from cardarena.game.v1 import cards_pb2, game_pb2
 from referee.games.api import Game
 
+_LEGAL_ACTIONS_TAG = b"\x2a"  # ChooseActionRequest.legal_actions: field 5, length-delimited
+_SMALL_VARINTS = tuple(bytes((value,)) for value in range(128))
+
+
+def varint(value: int) -> bytes:
+    """Protobuf base-128 varint of a non-negative int."""
+    if value < 128:
+        return _SMALL_VARINTS[value]
+    out = bytearray()
+    while value >= 128:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def length_delimited(tag: bytes, payload: bytes) -> bytes:
+    """One length-delimited protobuf field: its tag, the payload's length, the payload."""
+    return tag + varint(len(payload)) + payload
+
 
 class MalformedActionError(ValueError):
     """An Action message that is not a well-formed action of this game (not merely illegal)."""
@@ -24,6 +44,7 @@ class GameCodec(ABC):
     def __init__(self, game: Game) -> None:
         self.game = game
         self._action_cache: dict[int, game_pb2.Action] = {}
+        self._action_field_cache: dict[int, bytes] = {}
 
     @abstractmethod
     def card(self, card: int) -> cards_pb2.Card:
@@ -51,3 +72,13 @@ class GameCodec(ABC):
     def encode_actions(self, actions: Sequence[int]) -> list[game_pb2.Action]:
         """Wire forms of several actions, in order."""
         return [self.encode_action(action) for action in actions]
+
+    def encoded_action_field(self, action: int) -> bytes:
+        """The action as one serialized ``ChooseActionRequest.legal_actions`` entry (cached)."""
+        cached = self._action_field_cache.get(action)
+        if cached is None:
+            payload = self.encode_action(action).SerializeToString()
+            cached = self._action_field_cache[action] = length_delimited(
+                _LEGAL_ACTIONS_TAG, payload
+            )
+        return cached

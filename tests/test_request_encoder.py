@@ -1,0 +1,45 @@
+"""The runner's serialized ChooseAction requests are byte-identical to the message's."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cardarena.bot.v1 import bot_service_pb2
+from referee.codec import codec_for
+from referee.codec.base import varint
+from referee.codec.common import game_settings
+from referee.codec.requests import RequestEncoder, choose_action_request
+from referee.games.registry import game_types, make_game
+from referee.match import FaultPolicy, Match, TimeControl
+
+CASES = [
+    (game_type.name, seats)
+    for game_type in game_types()
+    for seats in sorted({game_type.min_seats, game_type.max_seats})
+]
+
+
+@pytest.mark.parametrize(("game_name", "seats"), CASES)
+def test_encoded_requests_match_the_message_for_every_decision(game_name: str, seats: int) -> None:
+    game = make_game(game_name, seats)
+    codec, settings = codec_for(game), game_settings(game)
+    rng = random.Random(7)
+    clocks = [TimeControl(), TimeControl(500, 0, first_move_time_ms=2000), TimeControl(1, 300)]
+    for seed, clock in enumerate(clocks):
+        match = Match(game, seed, clock, FaultPolicy(max_faults=0))
+        encoder = RequestEncoder(codec, settings, f"match-{seed}" * seed)
+        while not match.is_over and len(match.moves) < 400:
+            encoded = encoder.encode(match)
+            expected = choose_action_request(match, codec, settings, f"match-{seed}" * seed)
+            assert encoded == expected.SerializeToString(), len(match.moves)
+            assert bot_service_pb2.ChooseActionRequest.FromString(encoded) == expected
+            legal = match.legal_actions()
+            match.play(legal[rng.randrange(len(legal))], rng.randrange(1_000_000))
+
+
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 16_383, 16_384, 2**32 - 1])
+def test_varint_matches_protobuf(value: int) -> None:
+    message = bot_service_pb2.ChooseActionRequest(move_index=value)
+    assert message.SerializeToString() == (b"\x38" + varint(value) if value else b"")
