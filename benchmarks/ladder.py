@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from arena.matchmaking import pick_players, plan_set
+from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
 from arena.store.db import open_database
 from arena.store.repository import Store
 from cardarena.arena.v1 import arena_service_pb2
@@ -51,6 +51,7 @@ from referee.match import Match
 
 GAME, SEATS = "oh-hell", 4
 STAGES = ("entrants", "pick+plan", "enqueue", "claim", "record_result")
+"""``entrants`` is the pool rebuild (entrants read + heap), paid once per round."""
 
 
 def sample_records(count: int) -> list[record_pb2.MatchRecord]:
@@ -184,12 +185,15 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
                 base_s = sum(timed(lambda: baseline.one(blob))[1] for _ in range(per_round))
                 bases.append(1000 * base_s / per_round)
                 spent = dict.fromkeys(STAGES, 0.0)
+                # As the scheduler does: rebuild the matchmaking pool from the store once per
+                # refresh (here once per round), then pick each match from it.
+                pool, spent["entrants"] = add(
+                    spent["entrants"],
+                    lambda: MatchmakingPool(store.entrants(ladder_id), rng),
+                )
                 for index in range(per_round):
-                    entrants, spent["entrants"] = add(spent["entrants"], store.entrants, ladder_id)
-                    planned, spent["pick+plan"] = add(
-                        spent["pick+plan"],
-                        lambda e=entrants: plan_set(pick_players(e, SEATS, rng), rng, False),
-                    )
+                    planned, spent["pick+plan"] = add(spent["pick+plan"], plan_next, pool, rng)
+                    pool.scheduled([bot for match in planned for bot in match.seats])
                     _, spent["enqueue"] = add(
                         spent["enqueue"], store.enqueue, ladder_id, "ladder", planned
                     )
@@ -215,6 +219,11 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
             baseline.close()
             database.close()
     return result
+
+
+def plan_next(pool: MatchmakingPool, rng: random.Random) -> list[PlannedMatch]:
+    """The scheduler's step: the next set from the pool."""
+    return plan_set(pool.pick(SEATS), rng, False)
 
 
 def add(spent: float, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
