@@ -65,6 +65,7 @@ from referee.games.api import (
     State,
     ranks_from_keys,
 )
+from referee.games.bits import suit_card_tables
 from referee.games.cards import Rank, StandardDeck, Suit
 
 NUM_SEATS = 4
@@ -200,19 +201,7 @@ KING = GameType(
 # -- card tables ----------------------------------------------------------------------------------
 
 
-def _cards_of(mask: int) -> tuple[int, ...]:
-    cards = []
-    while mask:
-        low = mask & -mask
-        cards.append(low.bit_length() - 1)
-        mask ^= low
-    return tuple(cards)
-
-
-# _SUIT_CARDS[s][m]: the card ids of suit s whose in-suit bits are m (ascending).
-_SUIT_CARDS = tuple(
-    tuple(tuple(13 * s + c for c in _cards_of(m)) for m in range(1 << 13)) for s in range(4)
-)
+_SUIT_CARDS = suit_card_tables(4, 13)
 _CLUBS, _DIAMONDS, _HEARTS, _SPADES = _SUIT_CARDS
 _ALL_CARDS = frozenset(range(StandardDeck.SIZE))
 _BITS = tuple(1 << card for card in range(StandardDeck.SIZE))

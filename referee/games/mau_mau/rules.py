@@ -58,6 +58,7 @@ from referee.games.api import (
     State,
     ranks_from_keys,
 )
+from referee.games.bits import set_bits
 from referee.games.cards import Rank, StandardDeck, Suit
 
 HAND_SIZE = 7
@@ -168,15 +169,6 @@ _SUIT_POINTS = tuple(
 )
 
 
-def _cards_of(mask: int) -> tuple[int, ...]:
-    cards = []
-    while mask:
-        low = mask & -mask
-        cards.append(low.bit_length() - 1)
-        mask ^= low
-    return tuple(cards)
-
-
 def hand_points(cards: int | Sequence[int]) -> int:
     """Penalty value of a hand (a bitmask or card ids); a full pack is worth 516 (MAU-E1)."""
     if not isinstance(cards, int):
@@ -243,14 +235,14 @@ def discard_actions(
     actions: list[int] = []
     single_flag = hand_size == 2
     if not (barred and hand_size == 1):
-        for card in _cards_of(playable):
+        for card in set_bits(playable):
             if card % 13 == _JACK:
                 for announce in range(5):
                     _with_flag(actions, card | announce << ANNOUNCE_SHIFT, single_flag)
             else:
                 _with_flag(actions, card, single_flag)
     if held_jacks & (held_jacks - 1) and playable & JACKS and not (barred and hand_size == 2):
-        jacks = _cards_of(held_jacks)
+        jacks = set_bits(held_jacks)
         double_flag = hand_size == 3
         for i, first in enumerate(jacks):
             for second in jacks[i + 1 :]:
@@ -554,7 +546,7 @@ class MauMauState(State):
             dealer=self.dealer,
             clockwise=self.direction == 1,
             playing_drawn_card=self.drawn is not None,
-            hand=_cards_of(self.hands[seat]),
+            hand=set_bits(self.hands[seat]),
             hand_sizes=tuple(self.counts),
             start_card=self.start_card,
             discard_pile=tuple(self.pile),
@@ -584,7 +576,7 @@ class MauMauState(State):
         return text
 
     def private_cards(self, seat: int) -> frozenset[int]:
-        return frozenset(_cards_of(self.hands[seat]))
+        return frozenset(set_bits(self.hands[seat]))
 
     def concealed_cards(self) -> frozenset[int]:
         return frozenset(self.stock)

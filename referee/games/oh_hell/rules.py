@@ -33,6 +33,7 @@ from referee.games.api import (
     State,
     ranks_from_keys,
 )
+from referee.games.bits import set_bits, suit_card_tables
 from referee.games.cards import StandardDeck
 
 BID_BASE = 52
@@ -82,19 +83,7 @@ OH_HELL = GameType(
 _SUIT_MASK = tuple(0x1FFF << (13 * s) for s in range(4))
 
 
-def _cards_of(mask: int) -> tuple[int, ...]:
-    cards = []
-    while mask:
-        low = mask & -mask
-        cards.append(low.bit_length() - 1)
-        mask ^= low
-    return tuple(cards)
-
-
-# _SUIT_CARDS[s][m]: the card ids of suit s whose in-suit bits are m (ascending).
-_SUIT_CARDS = tuple(
-    tuple(tuple(13 * s + c for c in _cards_of(m)) for m in range(1 << 13)) for s in range(4)
-)
+_SUIT_CARDS = suit_card_tables(4, 13)
 
 
 _DECK = tuple(range(StandardDeck.SIZE))
@@ -347,7 +336,7 @@ class OhHellState(State):
             hand_size=self.hand_size,
             dealer=self.dealer,
             trump_card=self.trump_card,
-            hand=_cards_of(self.hands[seat]),
+            hand=set_bits(self.hands[seat]),
             bids=tuple(self.bids),
             tricks_won=tuple(self.tricks_won),
             trick_leader=self.trick_leader,
@@ -366,7 +355,7 @@ class OhHellState(State):
         return f"play {StandardDeck.name(action)}"
 
     def private_cards(self, seat: int) -> frozenset[int]:
-        return frozenset(_cards_of(self.hands[seat]))
+        return frozenset(set_bits(self.hands[seat]))
 
     def concealed_cards(self) -> frozenset[int]:
         return self.undealt

@@ -70,6 +70,7 @@ from referee.games.api import (
     Outcome,
     State,
 )
+from referee.games.bits import set_bits, suit_card_tables
 from referee.games.cards import Rank, Suit, card_name
 
 NUM_CARDS = 48
@@ -213,18 +214,7 @@ SUIT_MASKS = tuple(0xFFF << (12 * s) for s in range(4))
 ALL_CARDS_MASK = (1 << NUM_CARDS) - 1
 
 
-def _bits(mask: int) -> tuple[int, ...]:
-    cards = []
-    while mask:
-        low = mask & -mask
-        cards.append(low.bit_length() - 1)
-        mask ^= low
-    return tuple(cards)
-
-
-_SUIT_CARDS = tuple(
-    tuple(tuple(12 * s + c for c in _bits(m)) for m in range(1 << 12)) for s in range(4)
-)
+_SUIT_CARDS = suit_card_tables(4, 12)
 
 
 def cards_of(mask: int) -> tuple[int, ...]:
@@ -248,7 +238,7 @@ def mask_of(cards: Sequence[int]) -> int:
 def _card_points_table() -> tuple[int, ...]:
     table = [0] * (1 << 12)
     for m in range(1 << 12):
-        table[m] = sum(CARD_POINTS[c >> 1] for c in _bits(m))
+        table[m] = sum(CARD_POINTS[c >> 1] for c in set_bits(m))
     return tuple(table)
 
 
@@ -409,7 +399,9 @@ def may_meld(hand: int, trump: int) -> bool:
 
 
 _MELD_BY_MASK = {spec.mask: meld for meld, spec in enumerate(MELDS)}
-_BASES_BY_MASK = {required: tuple(_bits(required)) for required in (_PINOCHLE, *_FLUSHES, *_FOURS)}
+_BASES_BY_MASK = {
+    required: tuple(set_bits(required)) for required in (_PINOCHLE, *_FLUSHES, *_FOURS)
+}
 
 
 def legal_melds(hand: int, tabled: int, usage: Sequence[int], trump: int) -> tuple[int, ...]:
