@@ -24,6 +24,7 @@ state holds at its end (engine, move log), measured in-process with tracemalloc.
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import os
@@ -42,6 +43,7 @@ from benchmarks.servers.common import pin  # noqa: E402
 SERVER_CPU, CLIENT_CPU = 1, 0
 LEVELS = (10, 30, 100, 300, 1000, 3000, 10_000)
 RAMP_BURST = 200
+"""Matches admitted but not yet at their first move, at most (or a fifth of the level)."""
 
 
 def rss_bytes() -> int:
@@ -87,6 +89,8 @@ def referee_client(args: argparse.Namespace) -> dict[str, Any]:
     seeds = itertools.count(1)
     if args.tracemalloc:
         tracemalloc.start(1)
+    if args.gc_threshold:
+        gc.set_threshold(args.gc_threshold, *gc.get_threshold()[1:])
 
     def on_move(match: Any, log: Any) -> None:
         counts["decisions"] += 1
@@ -141,7 +145,7 @@ def referee_client(args: argparse.Namespace) -> dict[str, Any]:
                     for index in range(args.in_flight):
                         # Admit matches at the pace they start (at most RAMP_BURST starting at
                         # once), as a ladder would, rather than queueing every opening call.
-                        while index - counts["started"] >= RAMP_BURST:
+                        while index - counts["started"] >= max(RAMP_BURST, args.in_flight // 5):
                             await trio.sleep(0.01)
                         nursery.start_soon(slot, index)
         finally:
@@ -205,6 +209,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0, help="measured window per level")
     parser.add_argument("--settle", type=float, default=1.0, help="wait after the ramp-up")
     parser.add_argument("--tracemalloc", action="store_true", help="memory sites, last level")
+    parser.add_argument("--gc-threshold", type=int, default=0, help="referee gen-0 GC threshold")
     parser.add_argument("--quick", action="store_true", help="short smoke run (CI)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--role", choices=["orchestrate", "referee"], default="orchestrate")
@@ -239,9 +244,14 @@ def main() -> None:
             command = [sys.executable, str(Path(__file__).resolve()), "--role", "referee"]
             command += ["--game", args.game, "--seats", str(args.seats), "--in-flight", str(level)]
             command += ["--seconds", str(args.seconds), "--settle", str(args.settle)]
+            command += ["--gc-threshold", str(args.gc_threshold)]
             if args.tracemalloc and level == levels[-1]:
                 command.append("--tracemalloc")
-            run = run_client([*command, "--targets", *bots.targets], bots.process.pid)
+            run = run_client(
+                [*command, "--targets", *bots.targets],
+                bots.process.pid,
+                timeout_s=args.seconds + args.settle + args.ramp_limit + 180,
+            )
             ideal = level / mean_s
             rate = run["calls"] / run["wall_s"]
             row = {

@@ -158,10 +158,12 @@ def server(module: str, *args: str) -> Iterator[Server]:
             process.wait()
 
 
-def run_client(command: Sequence[str], server_pid: int) -> dict[str, float]:
+def run_client(command: Sequence[str], server_pid: int, timeout_s: float = 300) -> dict[str, float]:
     """Run one client process; return its JSON figures plus the server CPU it caused."""
     server_before = proc_cpu_seconds(server_pid)
-    done = subprocess.run(list(command), capture_output=True, text=True, cwd=ROOT, timeout=300)
+    done = subprocess.run(
+        list(command), capture_output=True, text=True, cwd=ROOT, timeout=timeout_s
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{command[2:4]} failed:\n{done.stderr[-3000:]}")
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -30,6 +30,12 @@ def length_delimited(tag: bytes, payload: bytes) -> bytes:
     return tag + varint(len(payload)) + payload
 
 
+_SHARED_ACTION_CACHES: dict[
+    tuple[object, ...], tuple[dict[int, game_pb2.Action], dict[int, bytes]]
+] = {}
+"""Encoded actions per (codec class, game, seats, options); see ``GameCodec``."""
+
+
 class MalformedActionError(ValueError):
     """An Action message that is not a well-formed action of this game (not merely illegal)."""
 
@@ -38,13 +44,20 @@ class GameCodec(ABC):
     """Converts one game's observations and actions between engine and wire form.
 
     Encoded actions are cached per action id: a game has few distinct actions, and the same
-    message is copied into many requests.
+    message is copied into many requests. The caches are shared by every codec of the same game
+    with the same seats and options: each match makes its own codec, and a private cache of
+    protobuf messages (every one in its own upb arena) cost about 100 KB per Oh Hell match,
+    more than the rest of a match in flight (benchmarks/concurrency.py).
     """
 
     def __init__(self, game: Game) -> None:
         self.game = game
-        self._action_cache: dict[int, game_pb2.Action] = {}
-        self._action_field_cache: dict[int, bytes] = {}
+        key = (type(self), game.type.name, game.num_seats, tuple(sorted(game.options.items())))
+        caches = _SHARED_ACTION_CACHES.get(key)
+        if caches is None:
+            caches = _SHARED_ACTION_CACHES[key] = ({}, {})
+        self._action_cache: dict[int, game_pb2.Action] = caches[0]
+        self._action_field_cache: dict[int, bytes] = caches[1]
 
     @abstractmethod
     def card(self, card: int) -> cards_pb2.Card:
