@@ -16,13 +16,14 @@ from referee.codec.requests import choose_action_request
 from referee.games.api import State
 from referee.games.registry import make_game
 from referee.match import FaultPolicy, Match, TimeControl
+from sample_bots.oh_hell_heuristic import make_oh_hell_heuristic_bot
 from sample_bots.search import (
     make_king_search_bot,
     make_klaberjass_search_bot,
     make_oh_hell_search_bot,
     make_pinochle_search_bot,
 )
-from sample_bots.search.core import Adapter
+from sample_bots.search.core import Adapter, make_search_bot
 from sample_bots.search.deal import deal_unseen
 from sample_bots.search.king import KingAdapter
 from sample_bots.search.klaberjass import KlaberjassAdapter
@@ -158,3 +159,16 @@ def test_deal_respects_sizes_and_voids() -> None:
         assert sorted(card for hand in hands for card in hand) == unseen
         for hand, void in zip(hands, voids, strict=True):
             assert not any(card // 5 in void for card in hand)
+
+
+class _BrokenAdapter(OhHellAdapter):
+    def world(self, request: bot_service_pb2.ChooseActionRequest, rng: random.Random) -> State:
+        raise ValueError("a bug")
+
+
+def test_a_failing_search_falls_back_to_the_heuristic() -> None:
+    heuristic = make_oh_hell_heuristic_bot(0)
+    bot, stats = make_search_bot("broken", "oh-hell", _BrokenAdapter(), heuristic, 0, 50, 10)
+    for _, request in _requests("oh-hell", 4, {}, seed=1, limit=100):
+        assert bot.choose(request) == heuristic.choose(request)
+        assert not stats.searched

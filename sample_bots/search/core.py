@@ -24,8 +24,11 @@ from cardarena.game.v1 import game_pb2
 from referee.codec import codec_for
 from referee.codec.base import GameCodec
 from referee.codec.common import options_from_wire
-from referee.games.api import State
+from referee.games.api import RulesError, State
 from referee.games.registry import make_game
+
+MAX_BAD_WORLDS = 20
+"""Give up on a decision's search after this many sampled worlds failed to replay."""
 
 SHARE_OF_MOVE_TIME = 0.5
 """Never plan to use more than this share of the move time (the round trip needs the rest)."""
@@ -103,8 +106,15 @@ def search(
     seat = request.seat
     totals = [0.0] * len(actions)
     worlds = 0
+    failures = 0
     while worlds < max_worlds and time.perf_counter() < deadline:
-        base = adapter.world(request, rng)
+        try:
+            base = adapter.world(request, rng)
+        except RulesError:  # a sampled deal the observed moves rule out: draw another
+            failures += 1
+            if failures > MAX_BAD_WORLDS:
+                break
+            continue
         results = []
         for action in actions:
             state = clone(base)
@@ -151,6 +161,9 @@ def make_search_bot(
                 if best is not None:
                     stats.searched = True
                     return legal[best]
+        except Exception:  # a bug in the search: let the heuristic answer
+            stats.searched = False
+        try:
             answer = fallback.choose(request)
             return answer if answer in legal else legal[0]
         except Exception:  # never answer an illegal action
