@@ -95,7 +95,10 @@ def main() -> None:
     parser.add_argument("--game", action="append", help="game name (repeatable); default all")
     parser.add_argument("--seconds", type=float, default=1.5, help="CPU seconds per figure")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--quick", action="store_true", help="a short smoke run (0.3 s a figure)")
     args = parser.parse_args()
+    if args.quick:
+        args.seconds = 0.3
     base = measure(lambda seed: baseline_hand(random.Random(seed)), args.seconds)
     rows = [{"game": "baseline (naive 4p trick-taking)", "us_per_decision": base, "ratio": 1.0}]
     print(f"{'game':36} {'µs/decision':>12} {'× baseline':>11}")
