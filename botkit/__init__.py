@@ -8,9 +8,10 @@
     serve(choose, name="first-legal", address="127.0.0.1:50051")
 
 ``request`` is a ``cardarena.bot.v1.ChooseActionRequest``: the seat's observation, its legal
-actions and its clock. Return one of ``request.legal_actions``.
+actions and its clock. Return one of ``request.legal_actions``. ``time_left_s()`` inside
+``choose`` gives the seconds left before the referee's deadline for this move.
 """
 
-from botkit.server import Bot, ChooseFn, serve, serve_async
+from botkit.server import Bot, ChooseFn, serve, serve_async, time_left_s
 
-__all__ = ["Bot", "ChooseFn", "serve", "serve_async"]
+__all__ = ["Bot", "ChooseFn", "serve", "serve_async", "time_left_s"]

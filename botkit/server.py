@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import signal
 import sys
@@ -19,6 +20,23 @@ from cardarena.game.v1 import game_pb2
 log = logging.getLogger("botkit")
 
 Context = grpc.aio.ServicerContext[Any, Any]
+
+_CURRENT_CONTEXT: contextvars.ContextVar[Context | None] = contextvars.ContextVar(
+    "botkit_context", default=None
+)
+
+
+def time_left_s() -> float | None:
+    """Seconds left before the referee's deadline for the call being answered now.
+
+    Call it from inside ``choose`` (or a hook). It reads the gRPC deadline, so it already
+    accounts for the time the request spent on the network; None outside a call or when the
+    caller set no deadline. Search bots should stop with a margin for the answer's way back.
+    """
+    context = _CURRENT_CONTEXT.get()
+    return None if context is None else context.time_remaining()
+
+
 RequestT = TypeVar("RequestT")
 ResultT = TypeVar("ResultT")
 
@@ -74,12 +92,15 @@ class _Servicer(bot_service_pb2_grpc.BotServiceServicer):
         self, context: Context, what: str, fn: Callable[[RequestT], ResultT], request: RequestT
     ) -> ResultT:
         """Run the author's code; a bug becomes a log line and an INTERNAL status, not a crash."""
+        token = _CURRENT_CONTEXT.set(context)
         try:
             return fn(request)
         except Exception as error:
             self.bot.errors += 1
             log.exception("%s raised in match %s", what, getattr(request, "match_id", "?"))
             await _abort(context, f"bot {what} raised {error!r}")
+        finally:
+            _CURRENT_CONTEXT.reset(token)
 
 
 async def _abort(context: Context, detail: str) -> NoReturn:
