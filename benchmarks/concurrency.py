@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.referee import cpu_seconds, run_client, server  # noqa: E402
-from benchmarks.servers.common import pin  # noqa: E402
+from benchmarks.servers.common import pin, proc_cpu_seconds  # noqa: E402
 
 SERVER_CPU, CLIENT_CPU = 1, 0
 LEVELS = (10, 30, 100, 300, 1000, 3000, 10_000)
@@ -125,7 +125,9 @@ def referee_client(args: argparse.Namespace) -> dict[str, Any]:
             await trio.sleep(args.settle)
             measuring = True
             start = (cpu_seconds(), time.perf_counter(), counts["decisions"], counts["faults"])
+            server = proc_cpu_seconds(args.server_pid)
             await trio.sleep(args.seconds)
+            result["server_cpu_s"] = proc_cpu_seconds(args.server_pid) - server
             result["cpu_s"] = cpu_seconds() - start[0]
             result["wall_s"] = time.perf_counter() - start[1]
             result["calls"] = counts["decisions"] - start[2]
@@ -216,6 +218,7 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=10, help=argparse.SUPPRESS)
     parser.add_argument("--ramp-limit", type=float, default=300, help=argparse.SUPPRESS)
     parser.add_argument("--targets", nargs="*", default=[], help=argparse.SUPPRESS)
+    parser.add_argument("--server-pid", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
         args.levels, args.seconds, args.settle, args.ports = "10,100", 1.0, 0.3, 8
@@ -260,7 +263,7 @@ def main() -> None:
                 "ideal_per_s": ideal,
                 "ratio_to_ideal": rate / ideal,
                 "referee_core_load": run["cpu_s"] / run["wall_s"],
-                "bot_core_load": run["server_cpu_s"] / (run["wall_s"] + run["ramp_s"]),
+                "bot_core_load": run["server_cpu_s"] / run["wall_s"],
                 **{k: run[k] for k in ("rtt_median_ms", "rtt_p99_ms", "threads", "ramp_s")},
                 "kb_per_match": run["rss_per_match"] / 1024,
                 "faults": run["faults"],
@@ -283,7 +286,6 @@ def main() -> None:
         f"a whole {args.game} {args.seats}p match at its end holds {full / 1024:.1f} KB of Python "
         "objects (engine state + move log; the record is built after that)"
     )
-    print("bot core = bot server CPU over ramp-up + window (it also served the ramp-up calls)")
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "finished_match_bytes": full}, indent=2))
 

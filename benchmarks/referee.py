@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.servers.common import pin  # noqa: E402
+from benchmarks.servers.common import pin, proc_cpu_seconds  # noqa: E402
 
 SERVER_CPU, CLIENT_CPU = 1, 0
 
@@ -47,15 +47,6 @@ def cpu_seconds() -> float:
     """User + system CPU of this process (all threads)."""
     times = os.times()
     return times.user + times.system
-
-
-def proc_cpu_seconds(pid: int) -> float:
-    """User + system CPU of another process, from /proc (0.0 where there is no /proc)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # -- the referee client (runs in its own process) -----------------------------------------------
@@ -102,7 +93,9 @@ def referee_client(args: argparse.Namespace) -> dict[str, float]:
         async def marker() -> None:
             await trio.sleep(args.warmup)
             start = (cpu_seconds(), time.perf_counter(), counts["decisions"], counts["faults"])
+            server = proc_cpu_seconds(args.server_pid)
             await trio.sleep(args.seconds)
+            mark["server_cpu_s"] = proc_cpu_seconds(args.server_pid) - server
             mark["cpu_s"] = cpu_seconds() - start[0]
             mark["wall_s"] = time.perf_counter() - start[1]
             mark["calls"] = counts["decisions"] - start[2]
@@ -159,15 +152,12 @@ def server(module: str, *args: str) -> Iterator[Server]:
 
 
 def run_client(command: Sequence[str], server_pid: int, timeout_s: float = 300) -> dict[str, float]:
-    """Run one client process; return its JSON figures plus the server CPU it caused."""
-    server_before = proc_cpu_seconds(server_pid)
-    done = subprocess.run(
-        list(command), capture_output=True, text=True, cwd=ROOT, timeout=timeout_s
-    )
+    """Run one client process; return its JSON figures (it also measures the server's CPU)."""
+    command = [*command, "--server-pid", str(server_pid)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=timeout_s)
     if done.returncode != 0:
         raise RuntimeError(f"{command[2:4]} failed:\n{done.stderr[-3000:]}")
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    result["server_cpu_s"] = proc_cpu_seconds(server_pid) - server_before
     return result
 
 
@@ -217,6 +207,7 @@ def main() -> None:
     parser.add_argument("--role", choices=["orchestrate", "referee"], default="orchestrate")
     parser.add_argument("--metrics", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--targets", nargs="*", default=[], help=argparse.SUPPRESS)
+    parser.add_argument("--server-pid", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.warmup, args.rounds, args.concurrency = 0.8, 0.3, 1, 16

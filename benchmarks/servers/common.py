@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from pathlib import Path
 
 import grpc.aio
 
@@ -22,11 +23,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-seconds", type=float, default=900, help="stop after this long")
 
 
+def proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process, all threads (0.0 where there is no /proc or no pid)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pin(cpu: int | None) -> None:
-    """Run only on ``cpu`` (ignored where the platform cannot)."""
-    if cpu is not None and hasattr(os, "sched_setaffinity"):
+    """Run every thread of this process only on ``cpu`` (ignored where the platform cannot).
+
+    Affinity is per thread, and importing grpc already starts threads, so each existing thread
+    is pinned; threads started later inherit the mask of the thread that starts them.
+    """
+    if cpu is None or not hasattr(os, "sched_setaffinity"):
+        return
+    cpus = {cpu % (os.cpu_count() or 1)}
+    try:
+        threads = [int(tid) for tid in os.listdir("/proc/self/task")]
+    except OSError:
+        threads = [0]
+    for thread in threads:
         with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, {cpu % (os.cpu_count() or 1)})
+            os.sched_setaffinity(thread, cpus)
 
 
 async def serve_until_stopped(server: grpc.aio.Server, ports: int, max_seconds: float) -> None:

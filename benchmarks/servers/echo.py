@@ -78,15 +78,21 @@ async def client(args: argparse.Namespace) -> dict[str, float]:
 
     async def marker() -> None:
         await asyncio.sleep(window_start - loop.time())
+        server = common.proc_cpu_seconds(args.server_pid)
         mark["cpu"], mark["wall"] = cpu_seconds(), time.perf_counter()
         await asyncio.sleep(end - loop.time())
         mark["cpu"], mark["wall"] = cpu_seconds() - mark["cpu"], time.perf_counter() - mark["wall"]
+        mark["server"] = common.proc_cpu_seconds(args.server_pid) - server
 
     await asyncio.gather(marker(), *(worker(i) for i in range(args.concurrency)))
-    cpu, wall = mark["cpu"], mark["wall"]
     for channel in channels:
         await channel.close()
-    return {"calls": counted, "cpu_s": cpu, "wall_s": wall}
+    return {
+        "calls": counted,
+        "cpu_s": mark["cpu"],
+        "wall_s": mark["wall"],
+        "server_cpu_s": mark["server"],
+    }
 
 
 def main() -> None:
@@ -103,6 +109,7 @@ def main() -> None:
     caller.add_argument("--seconds", type=float, default=3.0)
     caller.add_argument("--warmup", type=float, default=1.0)
     caller.add_argument("--cpu", type=int)
+    caller.add_argument("--server-pid", type=int, default=0, help="also report its CPU")
     args = parser.parse_args()
     common.pin(args.cpu)
     if args.role == "serve":
