@@ -158,7 +158,9 @@ class Arena:
                 if not players:
                     break
                 planned = plan_set(players, self._rng, config.duplicate_deals)
-                await self.db(self.store.enqueue, ladder.ladder_id, "ladder", planned)
+                if not await self.db(self.store.enqueue, ladder.ladder_id, "ladder", planned):
+                    self._pools.pop(ladder.ladder_id, None)  # a bot left: rebuild next tick
+                    break
                 pool.scheduled([bot for match in planned for bot in match.seats])
                 queued += len(planned)
         self._work_available.set()

@@ -167,3 +167,15 @@ def test_a_missing_or_unknown_thing_is_not_found(store: Store) -> None:
         with pytest.raises(StoreError) as error:
             call()
         assert error.value.code == "NOT_FOUND"
+
+
+def test_a_set_with_a_bot_no_longer_active_is_not_enqueued(store: Store) -> None:
+    ids, token = active_bots(store, 3)
+    ladder_id = store.create_ladder(ladder_config())
+    store.enter_active_bots(ladder_id, "oh-hell")
+    store.set_bot_state(ids[0], token, "paused")
+    assert store.enqueue(ladder_id, "ladder", [PlannedMatch(1, tuple(ids))]) is False
+    assert store.waiting(ladder_id) == 0
+    assert all(e.scheduled == 0 for e in store.entrants(ladder_id))
+    store.set_bot_state(ids[0], token, "active")
+    assert store.enqueue(ladder_id, "ladder", [PlannedMatch(1, tuple(ids))]) is True

@@ -62,6 +62,12 @@ class Tx:
         self._cursor.execute(sql, tuple(params))
         return self
 
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement for each row of parameters."""
+        if self.dialect == "postgres":
+            sql = sql.replace("?", "%s")
+        self._cursor.executemany(sql, [tuple(row) for row in rows])
+
     def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """The first row of a query, or None."""
         return self.execute(sql, params)._cursor.fetchone()

@@ -72,6 +72,11 @@ def retry_transient(method: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+def _fault_name(kind: int) -> str:
+    """``timeout`` for ``FAULT_KIND_TIMEOUT``."""
+    return record_pb2.FaultKind.Name(kind).removeprefix("FAULT_KIND_").lower()  # type: ignore[arg-type]
+
+
 def now_us() -> int:
     """Microseconds since the Unix epoch."""
     return time.time_ns() // 1000
@@ -360,11 +365,25 @@ class Store:
     # -- the match queue ------------------------------------------------------------------------
 
     @retry_transient
-    def enqueue(self, ladder_id: str | None, kind: str, planned: Sequence[PlannedMatch]) -> None:
-        """Add a set of matches (one, or a duplicate set sharing a deal)."""
+    def enqueue(self, ladder_id: str | None, kind: str, planned: Sequence[PlannedMatch]) -> bool:
+        """Add a set of matches (one, or a duplicate set sharing a deal).
+
+        A ladder set is refused (False, nothing written) unless every bot in it is still
+        active: matchmaking works from a cached pool, and a bot paused, retired or pulled since
+        must not be scheduled.
+        """
         set_id = uuid.uuid4().hex
         created = now_us()
         with self.db.transaction() as tx:
+            if ladder_id is not None:
+                bots = sorted({bot for match in planned for bot in match.seats})
+                marks = ", ".join("?" for _ in bots)
+                active = tx.one(
+                    f"SELECT COUNT(*) FROM bots WHERE state = 'active' AND bot_id IN ({marks})",
+                    bots,
+                )[0]
+                if active != len(bots):
+                    return False
             for index, match in enumerate(planned):
                 tx.execute(
                     "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status,"
@@ -389,6 +408,7 @@ class Store:
                         "WHERE ladder_id = ? AND bot_id = ?",
                         (seats[bot], ladder_id, bot),
                     )
+        return True
 
     def waiting(self, ladder_id: str | None = None) -> int:
         """Matches waiting to be played (in one ladder, or all)."""
@@ -507,52 +527,61 @@ class Store:
         self, tx: Tx, record: record_pb2.MatchRecord, seats: Sequence[str], finished: int
     ) -> None:
         rated = record.status in RATED_STATUSES
-        by_seat: list[list[record_pb2.MoveRecord]] = [[] for _ in seats]
+        latencies: list[list[int]] = [[] for _ in seats]
+        faults: list[Counter[int]] = [Counter() for _ in seats]
         for move in record.moves:  # one pass over a record of hundreds of moves
-            if move.seat < len(by_seat):
-                by_seat[move.seat].append(move)
-        for seat, bot_id in enumerate(seats):
-            moves = by_seat[seat]
-            faults = [m for m in moves if m.fault]
-            tx.execute(
-                "INSERT INTO match_seats (match_id, seat, bot_id, rank, score, moves, faults, "
-                "latency_sum_us, finished_at_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            seat = move.seat
+            if seat < len(seats):
+                latencies[seat].append(move.elapsed_us)
+                if move.fault:
+                    faults[seat][move.fault] += 1
+        tx.many(
+            "INSERT INTO match_seats (match_id, seat, bot_id, rank, score, moves, faults, "
+            "latency_sum_us, finished_at_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
                 (
                     record.match_id,
                     seat,
                     bot_id,
                     record.outcome.ranks[seat] if rated else 0,
                     record.outcome.scores[seat] if rated else 0,
-                    len(moves),
-                    len(faults),
-                    sum(m.elapsed_us for m in moves),
+                    len(latencies[seat]),
+                    sum(faults[seat].values()),
+                    sum(latencies[seat]),
                     finished,
-                ),
-            )
-            if bot_id == HOUSE_RANDOM or not moves:
-                continue
-            latencies = sorted(m.elapsed_us for m in moves)
-            tx.execute(
-                "INSERT INTO bot_latency (bot_id, match_id, p50_us, p95_us, moves) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (
-                    bot_id,
-                    record.match_id,
-                    int(statistics.median(latencies)),
-                    latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))],
-                    len(moves),
-                ),
-            )
-            kinds = Counter(
-                record_pb2.FaultKind.Name(move.fault).removeprefix("FAULT_KIND_").lower()
-                for move in faults
-            )
-            for kind in sorted(kinds):
-                tx.execute(
-                    "INSERT INTO bot_faults (bot_id, kind, count) VALUES (?, ?, ?) "
-                    "ON CONFLICT (bot_id, kind) DO UPDATE SET count = bot_faults.count + ?",
-                    (bot_id, kind, kinds[kind], kinds[kind]),
                 )
+                for seat, bot_id in enumerate(seats)
+            ],
+        )
+        players = [
+            (seat, bot_id)
+            for seat, bot_id in enumerate(seats)
+            if bot_id != HOUSE_RANDOM and latencies[seat]
+        ]
+        summaries = []
+        for seat, bot_id in players:
+            ordered = sorted(latencies[seat])
+            p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+            summaries.append(
+                (bot_id, record.match_id, int(statistics.median(ordered)), p95, len(ordered))
+            )
+        tx.many(
+            "INSERT INTO bot_latency (bot_id, match_id, p50_us, p95_us, moves) "
+            "VALUES (?, ?, ?, ?, ?)",
+            summaries,
+        )
+        fault_rows = sorted(
+            (bot_id, _fault_name(kind), count)
+            for seat, bot_id in players
+            for kind, count in faults[seat].items()
+        )
+        if fault_rows:
+            tx.many(
+                "INSERT INTO bot_faults (bot_id, kind, count) VALUES (?, ?, ?) "
+                "ON CONFLICT (bot_id, kind) DO UPDATE SET count = bot_faults.count + "
+                "excluded.count",
+                fault_rows,
+            )
 
     def _apply_validation(
         self, tx: Tx, record: record_pb2.MatchRecord, seats: Sequence[str]
@@ -599,35 +628,47 @@ class Store:
         per_match: list[dict[str, int]] = []
         for mid in rated_ids:
             seats = tx.all("SELECT bot_id, rank FROM match_seats WHERE match_id = ?", (mid,))
-            per_match.append({bot: rank for bot, rank in seats})
+            per_match.append(dict(seats))
         ranks = set_ranks(per_match)
         # Lock the entries in bot order before reading them: no lost update when two processes
         # rate sets sharing a bot, and no deadlock (same order everywhere).
         lock = " FOR UPDATE" if tx.dialect == "postgres" else ""
+        bots = sorted(ranks)
+        marks = ", ".join("?" for _ in bots)
         current = {
-            bot: Rating(
-                *tx.one(
-                    f"SELECT mu, sigma FROM entries WHERE ladder_id = ? AND bot_id = ?{lock}",
-                    (ladder_id, bot),
-                )
+            bot: Rating(mu, sigma)
+            for bot, mu, sigma in tx.all(
+                f"SELECT bot_id, mu, sigma FROM entries WHERE ladder_id = ? AND bot_id IN ({marks})"
+                f" ORDER BY bot_id{lock}",
+                (ladder_id, *bots),
             )
-            for bot in sorted(ranks)
         }
         at = now_us()
         new_ratings = rate(current, ranks)
-        for bot in sorted(new_ratings):
-            rating = new_ratings[bot]
-            first = 1 if ranks[bot] == 1 else 0
-            tx.execute(
-                "UPDATE entries SET mu = ?, sigma = ?, matches = matches + ?, "
-                "first_places = first_places + ? WHERE ladder_id = ? AND bot_id = ?",
-                (rating.mu, rating.sigma, len(rated_ids), first, ladder_id, bot),
-            )
-            tx.execute(
-                "INSERT INTO rating_history (ladder_id, bot_id, match_id, mu, sigma, at_us) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (ladder_id, bot, match_id, rating.mu, rating.sigma, at),
-            )
+        order = sorted(new_ratings)
+        tx.many(
+            "UPDATE entries SET mu = ?, sigma = ?, matches = matches + ?, "
+            "first_places = first_places + ? WHERE ladder_id = ? AND bot_id = ?",
+            [
+                (
+                    new_ratings[bot].mu,
+                    new_ratings[bot].sigma,
+                    len(rated_ids),
+                    1 if ranks[bot] == 1 else 0,
+                    ladder_id,
+                    bot,
+                )
+                for bot in order
+            ],
+        )
+        tx.many(
+            "INSERT INTO rating_history (ladder_id, bot_id, match_id, mu, sigma, at_us) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (ladder_id, bot, match_id, new_ratings[bot].mu, new_ratings[bot].sigma, at)
+                for bot in order
+            ],
+        )
 
     # -- reading results ------------------------------------------------------------------------
 
