@@ -398,41 +398,82 @@ def may_meld(hand: int, trump: int) -> bool:
     )
 
 
-_MELD_BY_MASK = {spec.mask: meld for meld, spec in enumerate(MELDS)}
-_BASES_BY_MASK = {
-    required: tuple(set_bits(required)) for required in (_PINOCHLE, *_FLUSHES, *_FOURS)
-}
+def _meld_table_by_window(
+    candidates: range, shifts: tuple[int, ...], width: int
+) -> tuple[tuple[int, ...], ...]:
+    """``table[key]``: the melds (as actions) among ``candidates`` held by a hand whose bits at
+    ``shifts`` (``width`` bits each, packed low first into ``key``) are those of ``key``."""
+    table = []
+    for key in range(1 << (width * len(shifts))):
+        hand = 0
+        for i, shift in enumerate(shifts):
+            hand |= ((key >> (width * i)) & ((1 << width) - 1)) << shift
+        table.append(tuple(MELD_BASE + m for m in candidates if not _MELD_MASKS[m] & ~hand))
+    return tuple(table)
+
+
+_MARRIAGE_MELDS = tuple(
+    _meld_table_by_window(range(4 * s, 4 * s + 4), (12 * s + 4,), 4) for s in range(4)
+)
+"""``[suit][(hand >> (12 * suit + 4)) & 0xF]``: the marriages held in that suit."""
+_FLUSH_MELDS = tuple(
+    _meld_table_by_window(range(16 + 32 * s, 48 + 32 * s), (12 * s + 2,), 10) for s in range(4)
+)
+"""``[suit][(hand >> (12 * suit + 2)) & 0x3FF]``: the flushes held in that suit."""
+_PINOCHLE_MELDS = _meld_table_by_window(range(144, 148), (14, 40), 2)
+"""``[(hand >> 14) & 3 | (hand >> 38) & 12]``: the pinochles held."""
+_FOUR_MELDS = tuple(
+    _meld_table_by_window(
+        range(148 + 16 * i, 164 + 16 * i), tuple(12 * s + 2 * rank for s in range(4)), 2
+    )
+    for i, rank in enumerate((ACE, KING, QUEEN, JACK))
+)
+"""``[i][key]`` for ranks A K Q J: the four-of-a-kinds held (``key``: 2 copy bits per suit)."""
+
+
+def _four_key(hand: int, rank: int) -> int:
+    hand >>= 2 * rank
+    return (hand & 3) | (hand >> 10 & 12) | (hand >> 20 & 48) | (hand >> 30 & 192)
+
+
+def held_meld_actions(hand: int, trump: int) -> tuple[int, ...]:
+    """The actions of every meld whose cards ``hand`` holds (flushes of trumps only), ascending.
+
+    Built from per-suit / per-rank tables indexed by the hand's bits; the families come in meld
+    id order, so no sort is needed."""
+    held = (hand | hand >> 1) & _COPY0
+    found: tuple[int, ...] = ()
+    if held & (held << 2) & _KINGS:
+        found = (
+            *_MARRIAGE_MELDS[0][hand >> 4 & 15],
+            *_MARRIAGE_MELDS[1][hand >> 16 & 15],
+            *_MARRIAGE_MELDS[2][hand >> 28 & 15],
+            *_MARRIAGE_MELDS[3][hand >> 40 & 15],
+        )
+    flush = _FLUSHES[trump]
+    if held & flush == flush:
+        found += _FLUSH_MELDS[trump][hand >> (12 * trump + 2) & 0x3FF]
+    if held & _PINOCHLE == _PINOCHLE:
+        found += _PINOCHLE_MELDS[(hand >> 14 & 3) | (hand >> 38 & 12)]
+    fours = _FOURS
+    if held & fours[0] == fours[0]:
+        found += _FOUR_MELDS[0][_four_key(hand, ACE)]
+    if held & fours[1] == fours[1]:
+        found += _FOUR_MELDS[1][_four_key(hand, KING)]
+    if held & fours[2] == fours[2]:
+        found += _FOUR_MELDS[2][_four_key(hand, QUEEN)]
+    if held & fours[3] == fours[3]:
+        found += _FOUR_MELDS[3][_four_key(hand, JACK)]
+    return found
 
 
 def legal_melds(hand: int, tabled: int, usage: Sequence[int], trump: int) -> tuple[int, ...]:
     """Every meld id the player may declare now, ascending."""
-    held = (hand | hand >> 1) & _COPY0
-    templates: list[tuple[int, ...]] = []
-    marriages = held & (held << 2) & _KINGS
-    while marriages:
-        low = marriages & -marriages
-        king = low.bit_length() - 1
-        templates.append((king, king - 2))
-        marriages ^= low
-    for required in (_FLUSHES[trump], _PINOCHLE, *_FOURS):
-        if held & required == required:
-            templates.append(_BASES_BY_MASK[required])
-    found: list[int] = []
-    for bases in templates:
-        masks = [0]
-        for base in bases:
-            copies = hand >> base & 3
-            if copies == 3:
-                masks = [m | 1 << base for m in masks] + [m | 2 << base for m in masks]
-            else:
-                bit = copies << base
-                masks = [m | bit for m in masks]
-        for mask in masks:
-            meld = _MELD_BY_MASK[mask]
-            if not tabled or meld_is_legal(meld, hand, tabled, usage, trump):
-                found.append(meld)
-    found.sort()
-    return tuple(found)
+    return tuple(
+        a - MELD_BASE
+        for a in held_meld_actions(hand, trump)
+        if not tabled or meld_is_legal(a - MELD_BASE, hand, tabled, usage, trump)
+    )
 
 
 # -- game end -------------------------------------------------------------------------------
@@ -525,6 +566,34 @@ PHASE_NO_STOCK = 3
 PHASE_OVER = 4
 
 _NO_ACTIONS: tuple[int, ...] = ()
+_NO_USAGE: list[int] = [0] * (3 * NUM_CARDS)
+"""Shared, never written: ``usage`` of a hand without melds (copied on the first meld)."""
+_DIX_ACTIONS = (_NO_ACTIONS, (DIX_BASE,), (DIX_BASE + 1,), (DIX_BASE, DIX_BASE + 1))
+"""By the copy bits of the 9s of trumps held (and not yet exchanged or shown)."""
+
+
+def _meld_play_table() -> tuple[
+    tuple[tuple[int, tuple[int, ...], int, tuple[Meld, Meld]], ...], ...
+]:
+    """``[trump][meld]``: (points, usage slots, mask, the ``Meld`` record per seat)."""
+    return tuple(
+        tuple(
+            (
+                spec.points(trump),
+                tuple(3 * card + MELD_CLASS[spec.kind_in(trump)] for card in spec.cards),
+                spec.mask,
+                (
+                    Meld(0, meld, spec.kind_in(trump), spec.cards, spec.points(trump)),
+                    Meld(1, meld, spec.kind_in(trump), spec.cards, spec.points(trump)),
+                ),
+            )
+            for meld, spec in enumerate(MELDS)
+        )
+        for trump in range(4)
+    )
+
+
+_MELD_PLAY = _meld_play_table()
 
 
 def shuffled_deck(rng: random.Random) -> list[int]:
@@ -553,6 +622,7 @@ class PinochleState(State):
         self.phase2_rule = str(options["phase2_rule"])
         self.declare_rule = str(options["declare_out"])
         self._declare = (DECLARE_OUT,) if self.declare_rule != "disabled" else _NO_ACTIONS
+        self._draw_declare = (DRAW, *self._declare)
         self.dix_points = int(options["dix_points"])
         self.bonus_rank = NINE if options["turnup_bonus_rank"] == "9" else TEN
         self.scores = [0, 0]
@@ -583,7 +653,8 @@ class PinochleState(State):
         self.tabled = [0, 0]
         self.known = [0, 0]
         """Cards in each hand that the other player has seen go there (melded, turn-up)."""
-        self.usage = [0] * (3 * NUM_CARDS)
+        self.usage = _NO_USAGE
+        """``usage[3 * card + cls]``: the top value of a class-``cls`` meld ``card`` was in."""
         self.dixed = 0
         self.melds: list[Meld] = []
         self.hand_points = [0, 0]
@@ -595,7 +666,8 @@ class PinochleState(State):
         self.phase = PHASE_STOCK
         self.to_act = self.trick_leader = 1 - dealer
         self._melded = self._dix_done = False
-        self._meld_options: tuple[int, ...] | None = ()
+        self._meld_options: tuple[int, ...] | None = _NO_ACTIONS
+        """The meld actions open in this meld turn; None: to be listed."""
         self._legal: tuple[int, ...] | None = None
         if self.turn_up >> 1 == card_id(self.trump, self.bonus_rank) >> 1:
             self.hand_points[dealer] += TURNUP_BONUS
@@ -640,13 +712,7 @@ class PinochleState(State):
             if self.lead >= 0:
                 hand = legal_follow_mask(hand, self.lead, self.trump, self.phase2_rule)
         elif phase == PHASE_MELD:
-            melds = self._offered_melds()
-            return (
-                tuple(MELD_BASE + m for m in melds)
-                + self._dix_actions(seat)
-                + (DRAW,)
-                + self._declare
-            )
+            return self._meld_actions() + self._dix_actions(seat) + self._draw_declare
         else:
             return _NO_ACTIONS
         return (
@@ -660,15 +726,11 @@ class PinochleState(State):
     def _dix_actions(self, seat: int) -> tuple[int, ...]:
         if self._dix_done:
             return _NO_ACTIONS
-        nine = card_id(self.trump, NINE)
-        turn_up_is_dix = self.turn_up >> 1 == nine >> 1
-        if turn_up_is_dix and not self.dix_points:
+        trump = self.trump
+        nines = (self.hands[seat] & ~self.dixed) >> (12 * trump) & 3
+        if not nines or (not self.dix_points and self.turn_up >> 1 == 6 * trump):
             return _NO_ACTIONS
-        return tuple(
-            DIX_BASE + copy
-            for copy in (0, 1)
-            if (self.hands[seat] >> (nine + copy)) & 1 and not (self.dixed >> (nine + copy)) & 1
-        )
+        return _DIX_ACTIONS[nines]
 
     def apply(self, action: int) -> None:
         seat = self.to_act
@@ -722,53 +784,57 @@ class PinochleState(State):
             self._end_hand(winner)
 
     def _begin_meld_turn(self, winner: int) -> None:
-        """The winner of a phase-1 trick may meld / exchange the dix; else both draw at once.
-
-        The legal melds themselves are listed lazily (by ``_offered_melds``), so their cost falls
-        on the meld decision. With nothing tabled, ``may_meld`` is exact.
-        """
+        """The winner of a phase-1 trick may meld / exchange the dix; else both draw at once."""
         self._melded = self._dix_done = False
-        self._meld_options = None
-        hand, trump = self.hands[winner], self.trump
         self.to_act = winner
-        can_meld = bool(self._offered_melds()) if self.tabled[winner] else may_meld(hand, trump)
-        if can_meld or (hand & _NINES[trump] and self._dix_actions(winner)):
+        if self._find_melds(winner) or self._dix_actions(winner):
             self.phase = PHASE_MELD
         else:
             self._draw(winner)
 
-    def _offered_melds(self) -> tuple[int, ...]:
-        """The melds the seat in its meld turn may declare now."""
+    def _find_melds(self, seat: int) -> tuple[int, ...]:
+        """List (as actions) and keep the melds ``seat`` may declare now (not yet melded)."""
+        hand, trump = self.hands[seat], self.trump
+        found = held_meld_actions(hand, trump)
+        if found:
+            tabled = self.tabled[seat]
+            if tabled:
+                usage = self.usage
+                found = tuple(
+                    a for a in found if meld_is_legal(a - MELD_BASE, hand, tabled, usage, trump)
+                )
+        self._meld_options = found
+        return found
+
+    def _meld_actions(self) -> tuple[int, ...]:
         if self._melded:
             return _NO_ACTIONS
-        offered = self._meld_options
-        if offered is None:
-            seat = self.to_act
-            offered = self._meld_options = legal_melds(
-                self.hands[seat], self.tabled[seat], self.usage, self.trump
-            )
-        return offered
+        found = self._meld_options
+        if found is None:
+            found = self._find_melds(self.to_act)
+        return found
 
-    def _after_meld_action(self, seat: int) -> None:
-        self._meld_options = None
-        if not self._offered_melds() and not self._dix_actions(seat):
-            self._draw(seat)
+    def _offered_melds(self) -> tuple[int, ...]:
+        """The melds the seat in its meld turn may declare now."""
+        return tuple(a - MELD_BASE for a in self._meld_actions())
 
     def _meld(self, seat: int, meld: int) -> None:
-        spec = MELDS[meld]
-        kind = spec.kind_in(self.trump)
-        points = MELD_POINTS[kind]
-        cls = MELD_CLASS[kind]
-        for card in spec.cards:
-            slot = 3 * card + cls
-            if self.usage[slot] < points:
-                self.usage[slot] = points
-        self.tabled[seat] |= spec.mask
-        self.known[seat] |= spec.mask
+        trump = self.trump
+        points, slots, mask, record = _MELD_PLAY[trump][meld]
+        usage = self.usage
+        if usage is _NO_USAGE:
+            usage = self.usage = [0] * (3 * NUM_CARDS)
+        for slot in slots:
+            if usage[slot] < points:
+                usage[slot] = points
+        self.tabled[seat] |= mask
+        self.known[seat] |= mask
         self.hand_points[seat] += points
-        self.melds.append(Meld(seat, meld, kind, spec.cards, points))
+        self.melds.append(record[seat])
         self._melded = True
-        self._after_meld_action(seat)
+        self._meld_options = _NO_ACTIONS
+        if not self._dix_actions(seat):
+            self._draw(seat)
 
     def _dix(self, seat: int, nine: int) -> None:
         turn_up = self.turn_up
@@ -781,7 +847,8 @@ class PinochleState(State):
         self.dixed |= 1 << nine
         self.hand_points[seat] += self.dix_points
         self._dix_done = True
-        self._after_meld_action(seat)
+        if self._melded or not self._find_melds(seat):
+            self._draw(seat)
 
     def claim(self, seat: int) -> int:
         """What ``seat`` would count if it declared out now (PIN-A15, PIN-A17)."""
