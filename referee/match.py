@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import enum
 import random
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from referee.games.api import Game, IllegalActionError, Outcome, State, ranks_from_keys
 
@@ -89,7 +91,7 @@ class FaultPolicy:
     void_if_unreachable_at_start: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MoveLog:
     """One decision as it happened."""
 
@@ -99,6 +101,56 @@ class MoveLog:
     elapsed_us: int
     fault: Fault | None
     time_bank_ms: int
+
+
+class MoveBook(Sequence[MoveLog]):
+    """The moves of a match, stored as columns of machine integers (about 26 bytes a move).
+
+    Thousands of matches are in flight at once and a long one makes hundreds of moves, so the
+    log keeps plain arrays and a dict of the rare faults, and makes ``MoveLog`` views on demand.
+    """
+
+    def __init__(self) -> None:
+        self._seats = array("b")
+        self._actions = array("l")
+        self._elapsed_us = array("q")
+        self._banks_ms = array("q")
+        self._faults: dict[int, Fault] = {}
+
+    def append(
+        self, seat: int, action: int, elapsed_us: int, fault: Fault | None, bank_ms: int
+    ) -> MoveLog:
+        """Record one move; returns its view."""
+        if fault is not None:
+            self._faults[len(self._seats)] = fault
+        self._seats.append(seat)
+        self._actions.append(action)
+        self._elapsed_us.append(elapsed_us)
+        self._banks_ms.append(bank_ms)
+        return self[len(self._seats) - 1]
+
+    def __len__(self) -> int:
+        return len(self._seats)
+
+    @overload
+    def __getitem__(self, index: int) -> MoveLog: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[MoveLog]: ...
+
+    def __getitem__(self, index: int | slice) -> MoveLog | list[MoveLog]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        return MoveLog(
+            index,
+            self._seats[index],
+            self._actions[index],
+            self._elapsed_us[index],
+            self._faults.get(index),
+            self._banks_ms[index],
+        )
 
 
 @dataclass
@@ -112,7 +164,7 @@ class Match:
 
     def __post_init__(self) -> None:
         self.state: State = self.game.new_state(self.seed)
-        self.moves: list[MoveLog] = []
+        self.moves = MoveBook()
         self.status = MatchStatus.IN_PROGRESS
         self.status_detail = ""
         self.forfeited_seat: int | None = None
@@ -222,8 +274,7 @@ class Match:
         except IllegalActionError as error:  # a bug in the engine's legal_actions
             raise AssertionError(f"engine rejected its own legal action: {error}") from error
         self._has_moved[seat] = True
-        log = MoveLog(len(self.moves), seat, action, elapsed_us, fault, self.time_banks_ms[seat])
-        self.moves.append(log)
+        log = self.moves.append(seat, action, elapsed_us, fault, self.time_banks_ms[seat])
         if self.state.is_terminal():
             self._outcome = self.state.outcome()
             self._end(MatchStatus.COMPLETED, "played to the end")
