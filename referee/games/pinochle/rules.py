@@ -61,6 +61,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import starmap
 
 from referee.games.api import (
     GameType,
@@ -273,6 +274,10 @@ def _above(card: int) -> int:
 
 _ABOVE = tuple(_above(c) for c in range(NUM_CARDS))
 _POINTS_BY_CARD = tuple(CARD_POINTS[(c >> 1) % 6] for c in range(NUM_CARDS))
+_PAIR_POINTS = tuple(
+    tuple(_POINTS_BY_CARD[a] + _POINTS_BY_CARD[b] for b in range(48)) for a in range(48)
+)
+"""``[a][b]``: the card points of a trick of cards ``a`` and ``b``."""
 _NINES = tuple(3 << (12 * s) for s in range(4))
 
 
@@ -431,6 +436,10 @@ _FOUR_MELDS = tuple(
 """``[i][key]`` for ranks A K Q J: the four-of-a-kinds held (``key``: 2 copy bits per suit)."""
 
 
+_FOUR_FACES = mask_of([card_id(CLUBS, r) for r in (ACE, KING, QUEEN, JACK)])
+"""Copy-0 bits of A K Q J in the first suit: ranks held in every suit, once folded."""
+
+
 def _four_key(hand: int, rank: int) -> int:
     hand >>= 2 * rank
     return (hand & 3) | (hand >> 10 & 12) | (hand >> 20 & 48) | (hand >> 30 & 192)
@@ -443,7 +452,7 @@ def held_meld_actions(hand: int, trump: int) -> tuple[int, ...]:
     id order, so no sort is needed."""
     held = (hand | hand >> 1) & _COPY0
     found: tuple[int, ...] = ()
-    if held & (held << 2) & _KINGS:
+    if held & held << 2 & _KINGS:
         found = (
             *_MARRIAGE_MELDS[0][hand >> 4 & 15],
             *_MARRIAGE_MELDS[1][hand >> 16 & 15],
@@ -455,15 +464,16 @@ def held_meld_actions(hand: int, trump: int) -> tuple[int, ...]:
         found += _FLUSH_MELDS[trump][hand >> (12 * trump + 2) & 0x3FF]
     if held & _PINOCHLE == _PINOCHLE:
         found += _PINOCHLE_MELDS[(hand >> 14 & 3) | (hand >> 38 & 12)]
-    fours = _FOURS
-    if held & fours[0] == fours[0]:
-        found += _FOUR_MELDS[0][_four_key(hand, ACE)]
-    if held & fours[1] == fours[1]:
-        found += _FOUR_MELDS[1][_four_key(hand, KING)]
-    if held & fours[2] == fours[2]:
-        found += _FOUR_MELDS[2][_four_key(hand, QUEEN)]
-    if held & fours[3] == fours[3]:
-        found += _FOUR_MELDS[3][_four_key(hand, JACK)]
+    everywhere = held & held >> 12 & held >> 24 & held >> 36 & _FOUR_FACES
+    if everywhere:
+        if everywhere >> 10 & 1:
+            found += _FOUR_MELDS[0][_four_key(hand, ACE)]
+        if everywhere >> 6 & 1:
+            found += _FOUR_MELDS[1][_four_key(hand, KING)]
+        if everywhere >> 4 & 1:
+            found += _FOUR_MELDS[2][_four_key(hand, QUEEN)]
+        if everywhere >> 2 & 1:
+            found += _FOUR_MELDS[3][_four_key(hand, JACK)]
     return found
 
 
@@ -602,12 +612,48 @@ def shuffled_deck(rng: random.Random) -> list[int]:
     As uniform as ``rng.shuffle`` (ties among 48 doubles have negligible probability) and about
     three times cheaper, which matters because a game deals many hands.
     """
-    draw = rng.random
-    return sorted(_DECK, key=lambda _: draw())
+    keys = list(starmap(rng.random, _NO_ARGS))  # rng.random() for each card, in a C loop
+    return sorted(_DECK, key=keys.__getitem__)
 
 
 _DECK = range(NUM_CARDS)
-_BIT = tuple(1 << c for c in _DECK)
+_NO_ARGS = ((),) * NUM_CARDS
+_PAIR = tuple(tuple((1 << a) | (1 << b) for b in _DECK) for a in _DECK)
+"""``_PAIR[a][b]``: the mask of cards ``a`` and ``b``."""
+
+_HAND_START: dict[str, object] = {
+    "stock_pos": 0,
+    "usage": _NO_USAGE,
+    "dixed": 0,
+    "lead": -1,
+    "phase": PHASE_STOCK,
+    "_melded": False,
+    "_dix_done": False,
+    "_meld_options": _NO_ACTIONS,
+    "_legal": None,
+}
+"""The per-hand attributes that start every deal with these (immutable) values."""
+
+
+def _fixed_attributes(options: Mapping[str, OptionValue]) -> dict[str, object]:
+    """The attributes a new game takes from its options (and the game's starting values)."""
+    declare = (DECLARE_OUT,) if options["declare_out"] != "disabled" else _NO_ACTIONS
+    return {
+        "phase2_rule": str(options["phase2_rule"]),
+        "declare_rule": str(options["declare_out"]),
+        "_declare": declare,
+        "_draw_declare": (DRAW, *declare),
+        "dix_points": int(options["dix_points"]),
+        "bonus_rank": NINE if options["turnup_bonus_rank"] == "9" else TEN,
+        "target": FIRST_TARGET,
+        "hand_number": 0,
+        "final_scores": None,
+        "winner": -1,
+        "declared_by": None,
+    }
+
+
+_FIXED_BY_OPTIONS: dict[tuple[tuple[str, OptionValue], ...], dict[str, object]] = {}
 
 
 class PinochleState(State):
@@ -615,62 +661,92 @@ class PinochleState(State):
 
     game_type = PINOCHLE_GAME
 
+    # Set per hand from _HAND_START by one dict update (cheap deals: random games are short).
+    lead: int
+    phase: int
+    stock_pos: int
+    dixed: int
+    usage: list[int]
+    """``usage[3 * card + cls]``: the top value of a class-``cls`` meld ``card`` was in."""
+    _melded: bool
+    _dix_done: bool
+    _meld_options: tuple[int, ...] | None
+    """The meld actions open in this meld turn; None: to be listed."""
+    _legal: tuple[int, ...] | None
+    # Set per game from the options by one dict update (see _fixed_attributes).
+    phase2_rule: str
+    declare_rule: str
+    _declare: tuple[int, ...]
+    _draw_declare: tuple[int, ...]
+    dix_points: int
+    bonus_rank: int
+    target: int
+    hand_number: int
+    final_scores: tuple[int, ...] | None
+    winner: int
+    declared_by: int | None
+
     def __init__(
         self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
     ) -> None:
         super().__init__(num_seats, options, rng)
-        self.phase2_rule = str(options["phase2_rule"])
-        self.declare_rule = str(options["declare_out"])
-        self._declare = (DECLARE_OUT,) if self.declare_rule != "disabled" else _NO_ACTIONS
-        self._draw_declare = (DRAW, *self._declare)
-        self.dix_points = int(options["dix_points"])
-        self.bonus_rank = NINE if options["turnup_bonus_rank"] == "9" else TEN
+        key = tuple(options.items())
+        fixed = _FIXED_BY_OPTIONS.get(key)
+        if fixed is None:
+            fixed = _FIXED_BY_OPTIONS[key] = _fixed_attributes(options)
+        self.__dict__.update(fixed)
         self.scores = [0, 0]
-        self.target = FIRST_TARGET
-        self.first_dealer = rng.randrange(2)
-        self.hand_number = 0
         self.previous_hands: list[HandResult] = []
-        self.final_scores: tuple[int, ...] | None = None
-        self.winner = -1
-        self.declared_by: int | None = None
+        # rng.randrange(2), inlined (the same draws from the generator).
+        first = rng.getrandbits(2)
+        while first >= 2:
+            first = rng.getrandbits(2)
+        self.first_dealer = first
         self._deal()
 
     # -- dealing and drawing ------------------------------------------------------------------
 
     def _deal(self) -> None:
-        self.hand_number += 1
-        self.dealer = dealer = (self.first_dealer + self.hand_number - 1) % 2
+        self.hand_number = number = self.hand_number + 1
+        self.dealer = dealer = (self.first_dealer + number - 1) % 2
         deck = shuffled_deck(self.rng)
         # Packets of four: non-dealer, dealer, non-dealer, dealer, non-dealer, dealer.
-        first = sum(map(_BIT.__getitem__, deck[0:4] + deck[8:12] + deck[16:20]))
-        second = sum(map(_BIT.__getitem__, deck[4:8] + deck[12:16] + deck[20:24]))
+        pair = _PAIR
+        first = (
+            pair[deck[0]][deck[1]]
+            | pair[deck[2]][deck[3]]
+            | pair[deck[8]][deck[9]]
+            | pair[deck[10]][deck[11]]
+            | pair[deck[16]][deck[17]]
+            | pair[deck[18]][deck[19]]
+        )
+        second = (
+            pair[deck[4]][deck[5]]
+            | pair[deck[6]][deck[7]]
+            | pair[deck[12]][deck[13]]
+            | pair[deck[14]][deck[15]]
+            | pair[deck[20]][deck[21]]
+            | pair[deck[22]][deck[23]]
+        )
         self.hands = [first, second] if dealer == 1 else [second, first]
-        self.turn_up = self.original_turn_up = deck[24]
-        self.trump = deck[24] // 12
+        self.turn_up = self.original_turn_up = turn_up = deck[24]
+        self.trump = trump = turn_up // 12
         self.stock = deck[25:]
         """Face-down stock, top first."""
-        self.stock_pos = 0
+        self.__dict__.update(_HAND_START)
         self.tabled = [0, 0]
         self.known = [0, 0]
         """Cards in each hand that the other player has seen go there (melded, turn-up)."""
-        self.usage = _NO_USAGE
-        """``usage[3 * card + cls]``: the top value of a class-``cls`` meld ``card`` was in."""
-        self.dixed = 0
         self.melds: list[Meld] = []
-        self.hand_points = [0, 0]
         self.trick_points = [0, 0]
         self.tricks_won = [0, 0]
         self.completed: list[tuple[int, int, int, int]] = []
         """Finished tricks as (leader, card led, second card, winner)."""
-        self.lead = -1
-        self.phase = PHASE_STOCK
         self.to_act = self.trick_leader = 1 - dealer
-        self._melded = self._dix_done = False
-        self._meld_options: tuple[int, ...] | None = _NO_ACTIONS
-        """The meld actions open in this meld turn; None: to be listed."""
-        self._legal: tuple[int, ...] | None = None
-        if self.turn_up >> 1 == card_id(self.trump, self.bonus_rank) >> 1:
-            self.hand_points[dealer] += TURNUP_BONUS
+        if turn_up >> 1 == 6 * trump + self.bonus_rank:
+            self.hand_points = [TURNUP_BONUS, 0] if dealer == 0 else [0, TURNUP_BONUS]
+        else:
+            self.hand_points = [0, 0]
 
     def _draw(self, winner: int) -> None:
         """The winner draws the top stock card, the loser the next (or the turn-up)."""
@@ -699,7 +775,17 @@ class PinochleState(State):
     def legal_actions(self) -> Sequence[int]:
         legal = self._legal
         if legal is None:
-            legal = self._legal = self._compute_legal()
+            if self.phase == PHASE_STOCK:  # the common case, inlined
+                hand = self.hands[self.to_act]
+                legal = self._legal = (
+                    *_SUIT_CARDS[0][hand & 0xFFF],
+                    *_SUIT_CARDS[1][hand >> 12 & 0xFFF],
+                    *_SUIT_CARDS[2][hand >> 24 & 0xFFF],
+                    *_SUIT_CARDS[3][hand >> 36],
+                    *self._declare,
+                )
+            else:
+                legal = self._legal = self._compute_legal()
         return legal
 
     def _compute_legal(self) -> tuple[int, ...]:
@@ -733,22 +819,24 @@ class PinochleState(State):
         return _DIX_ACTIONS[nines]
 
     def apply(self, action: int) -> None:
-        seat = self.to_act
-        if seat < 0:
-            raise IllegalActionError("the game is over")
         legal = self._legal
         if legal is None:
             legal = self._compute_legal()
         if action not in legal:
+            seat = self.to_act
+            if seat < 0:
+                raise IllegalActionError("the game is over")
             raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
         self._legal = None
+        seat = self.to_act
         if action < MELD_BASE:
             # Play a card (inlined: the hot path of random playouts).
             bit = 1 << action
             self.hands[seat] ^= bit
-            if self.known[seat] & bit:
+            known = self.known
+            if known[seat] & bit:
                 self.tabled[seat] &= ~bit
-                self.known[seat] &= ~bit
+                known[seat] ^= bit
             lead = self.lead
             if lead < 0:
                 self.lead = action
@@ -758,29 +846,32 @@ class PinochleState(State):
         elif action < DIX_BASE:
             self._meld(seat, action - MELD_BASE)
         elif action < DRAW:
-            self._dix(seat, card_id(self.trump, NINE, action - DIX_BASE))
+            self._dix(seat, 12 * self.trump + action - DIX_BASE)
         elif action == DRAW:
             self._draw(seat)
         else:
             self._declare_out(seat)
 
     def _finish_trick(self, seat: int, lead: int, card: int) -> None:
-        leader = 1 - seat
-        follow_suit = card // 12
-        if follow_suit == lead // 12:
-            winner = seat if card >> 1 > lead >> 1 else leader
+        trump = self.trump
+        if card // 12 == lead // 12:
+            winner = seat if card > lead | 1 else 1 - seat
         else:
-            winner = seat if follow_suit == self.trump else leader
-        self.trick_points[winner] += _POINTS_BY_CARD[lead] + _POINTS_BY_CARD[card]
+            winner = seat if card // 12 == trump else 1 - seat
+        self.trick_points[winner] += _PAIR_POINTS[lead][card]
         self.tricks_won[winner] += 1
-        self.completed.append((leader, lead, card, winner))
+        completed = self.completed
+        completed.append((1 - seat, lead, card, winner))
         self.lead = -1
-        self.trick_leader = winner
+        self.to_act = self.trick_leader = winner
         if self.phase == PHASE_STOCK:
-            self._begin_meld_turn(winner)
-        elif len(self.completed) < TRICKS_PER_HAND:
-            self.to_act = self.trick_leader = winner
-        else:
+            # The winner may meld / exchange the dix; else both draw at once.
+            self._melded = self._dix_done = False
+            if self._find_melds(winner) or self._dix_actions(winner):
+                self.phase = PHASE_MELD
+            else:
+                self._draw(winner)
+        elif len(completed) == TRICKS_PER_HAND:
             self._end_hand(winner)
 
     def _begin_meld_turn(self, winner: int) -> None:
@@ -856,25 +947,26 @@ class PinochleState(State):
 
     def _declare_out(self, seat: int) -> None:
         other = 1 - seat
-        claims = (self.claim(0), self.claim(1))
-        final = [0, 0]
+        scores = self.scores
+        claim = scores[seat] + self.hand_points[seat] + self.trick_points[seat]
         if self.declare_rule == "standard":
-            right = claims[seat] >= self.target
+            right = claim >= self.target
             self.winner = seat if right else other
-            final[seat] = claims[seat] if right else 0
-            final[other] = self.scores[other]
+            final = (claim if right else 0, scores[other])
+            if seat:
+                final = (final[1], final[0])
         else:  # literal: withdraw; the tally decides
-            reached = [s for s in (0, 1) if claims[s] >= self.target]
+            final = (self.claim(0), self.claim(1))
+            reached = [s for s in (0, 1) if final[s] >= self.target]
             if len(reached) == 1:
                 self.winner = reached[0]
-            elif claims[seat] > claims[other]:
+            elif final[seat] > final[other]:
                 self.winner = seat
             else:
                 self.winner = other
-            final = list(claims)
         self.declared_by = seat
-        self._record_hand((0, 0), tuple(final))
-        self._finish(tuple(final))
+        self._record_hand((0, 0), final)
+        self._finish(final)
 
     def _end_hand(self, last_winner: int) -> None:
         last = [0, 0]
@@ -892,12 +984,12 @@ class PinochleState(State):
     def _record_hand(self, last: tuple[int, ...], totals: tuple[int, ...]) -> None:
         self.previous_hands.append(
             HandResult(
-                dealer=self.dealer,
-                turn_up=self.original_turn_up,
-                meld_points=tuple(self.hand_points),
-                card_points=tuple(self.trick_points),
-                last_trick=last,
-                totals=totals,
+                self.dealer,
+                self.original_turn_up,
+                tuple(self.hand_points),
+                tuple(self.trick_points),
+                last,
+                totals,
             )
         )
 
