@@ -6,29 +6,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
+from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import cards_pb2, game_pb2
+from referee.codec.wire import length_delimited, tag, varint
 from referee.games.api import Game
 
-_LEGAL_ACTIONS_TAG = b"\x2a"  # ChooseActionRequest.legal_actions: field 5, length-delimited
-_SMALL_VARINTS = tuple(bytes((value,)) for value in range(128))
+__all__ = ["GameCodec", "MalformedActionError", "length_delimited", "varint"]
 
-
-def varint(value: int) -> bytes:
-    """Protobuf base-128 varint of a non-negative int."""
-    if value < 128:
-        return _SMALL_VARINTS[value]
-    out = bytearray()
-    while value >= 128:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def length_delimited(tag: bytes, payload: bytes) -> bytes:
-    """One length-delimited protobuf field: its tag, the payload's length, the payload."""
-    return tag + varint(len(payload)) + payload
-
+_LEGAL_ACTIONS_TAG = tag(bot_service_pb2.ChooseActionRequest, "legal_actions")
 
 _SHARED_ACTION_CACHES: dict[
     tuple[object, ...], tuple[dict[int, game_pb2.Action], dict[int, bytes]]
@@ -67,6 +52,15 @@ class GameCodec(ABC):
     def observation(self, observation: Any) -> game_pb2.Observation:
         """The wire form of an engine observation (``State.observe``)."""
 
+    def observation_bytes(self, observation: Any) -> bytes:
+        """``observation(observation).SerializeToString()``, byte for byte, for the runner.
+
+        Games override this with a fast path that writes the bytes directly from cached parts
+        (see ``referee.codec.wire``); ``observation`` stays the reference (tests compare the
+        two over whole playouts) and the form in-process bots and tests use.
+        """
+        return self.observation(observation).SerializeToString()
+
     @abstractmethod
     def _encode_action(self, action: int) -> game_pb2.Action:
         """The wire form of an engine action id."""
@@ -85,6 +79,14 @@ class GameCodec(ABC):
     def encode_actions(self, actions: Sequence[int]) -> list[game_pb2.Action]:
         """Wire forms of several actions, in order."""
         return [self.encode_action(action) for action in actions]
+
+    def encoded_action_fields(self, actions: Sequence[int]) -> bytes:
+        """Several actions as serialized ``ChooseActionRequest.legal_actions`` entries, in order."""
+        cache = self._action_field_cache
+        try:
+            return b"".join([cache[action] for action in actions])
+        except KeyError:
+            return b"".join([self.encoded_action_field(action) for action in actions])
 
     def encoded_action_field(self, action: int) -> bytes:
         """The action as one serialized ``ChooseActionRequest.legal_actions`` entry (cached)."""

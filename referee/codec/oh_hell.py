@@ -7,11 +7,60 @@ from typing import Any
 from cardarena.game.v1 import cards_pb2, game_pb2, oh_hell_pb2
 from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.common import standard_card, standard_card_id
-from referee.games.oh_hell.rules import BID_BASE, OhHellObservation, trick_winner
+from referee.codec.wire import (
+    BoundedCache,
+    IdentityCache,
+    LastValue,
+    int_field,
+    length_delimited,
+    message_fields,
+    optional_uint_field,
+    packed_ints,
+    packed_uints,
+    tag,
+    uint_field,
+    varint,
+)
+from referee.games.oh_hell.rules import BID_BASE, HandResult, OhHellObservation, trick_winner
 
 _PHASE_BIDDING = oh_hell_pb2.OH_HELL_PHASE_BIDDING
 _PHASE_PLAYING = oh_hell_pb2.OH_HELL_PHASE_PLAYING
 _CARDS = tuple(standard_card(card) for card in range(52))
+
+
+_Obs = oh_hell_pb2.OhHellObservation
+_Seat = oh_hell_pb2.OhHellSeat
+_Trick = oh_hell_pb2.OhHellTrick
+_Result = oh_hell_pb2.OhHellHandResult
+_OBSERVATION_TAG = tag(game_pb2.Observation, "oh_hell")
+_DEAL_STYLE_TAG = tag(_Obs, "deal_style")
+_SCORING_TAG = tag(_Obs, "scoring")
+_HAND_NUMBER_TAG = tag(_Obs, "hand_number")
+_NUM_HANDS_TAG = tag(_Obs, "num_hands")
+_HAND_SIZE_TAG = tag(_Obs, "hand_size")
+_DEALER_TAG = tag(_Obs, "dealer")
+_TRUMP_CARD_FIELD = message_fields(tag(_Obs, "trump_card"), _CARDS)
+_HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
+_SEATS_TAG = tag(_Obs, "seats")
+_PHASE_FIELD = {
+    True: uint_field(tag(_Obs, "phase"), _PHASE_BIDDING),
+    False: uint_field(tag(_Obs, "phase"), _PHASE_PLAYING),
+}
+_CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
+_COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
+_PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
+_SEAT_BID_TAG = tag(_Seat, "bid")
+_SEAT_TRICKS_WON_TAG = tag(_Seat, "tricks_won")
+_SEAT_SCORE_TAG = tag(_Seat, "score")
+_TRICK_LEADER_TAG = tag(_Trick, "leader")
+_TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
+_TRICK_WINNER_TAG = tag(_Trick, "winner")
+_RESULT_HAND_SIZE_TAG = tag(_Result, "hand_size")
+_RESULT_DEALER_TAG = tag(_Result, "dealer")
+_RESULT_TRUMP_CARD_FIELD = message_fields(tag(_Result, "trump_card"), _CARDS)
+_RESULT_BIDS_TAG = tag(_Result, "bids")
+_RESULT_TRICKS_TAG = tag(_Result, "tricks")
+_RESULT_POINTS_TAG = tag(_Result, "points")
 
 
 def _trick(
@@ -23,8 +72,149 @@ def _trick(
     return trick
 
 
+def _trick_bytes(leader: int, cards: tuple[int, ...], winner: int | None) -> bytes:
+    """A serialized ``OhHellTrick`` (without its own tag)."""
+    return b"".join(
+        [
+            uint_field(_TRICK_LEADER_TAG, leader),
+            *[_TRICK_CARD_FIELD[c] for c in cards],
+            b"" if winner is None else optional_uint_field(_TRICK_WINNER_TAG, winner),
+        ]
+    )
+
+
+def _hand_result_field(hand: HandResult) -> bytes:
+    """One ``previous_hands`` entry, tag included."""
+    return length_delimited(
+        _PREVIOUS_HANDS_TAG,
+        b"".join(
+            [
+                uint_field(_RESULT_HAND_SIZE_TAG, hand.hand_size),
+                uint_field(_RESULT_DEALER_TAG, hand.dealer),
+                _RESULT_TRUMP_CARD_FIELD[hand.trump_card],
+                packed_uints(_RESULT_BIDS_TAG, hand.bids),
+                packed_uints(_RESULT_TRICKS_TAG, hand.tricks),
+                packed_ints(_RESULT_POINTS_TAG, hand.points),
+            ]
+        ),
+    )
+
+
+def _seat_field(bid: int | None, tricks_won: int, score: int) -> bytes:
+    """One ``seats`` entry, tag included."""
+    return length_delimited(
+        _SEATS_TAG,
+        (b"" if bid is None else optional_uint_field(_SEAT_BID_TAG, bid))
+        + uint_field(_SEAT_TRICKS_WON_TAG, tricks_won)
+        + int_field(_SEAT_SCORE_TAG, score),
+    )
+
+
 class OhHellCodec(GameCodec):
-    """Codec for ``referee.games.oh_hell``."""
+    """Codec for ``referee.games.oh_hell``.
+
+    ``observation_bytes`` writes the observation from parts cached for this match: the hand's
+    header fields (options, hand number, dealer, trump), each seat's hand, the seat summaries,
+    the current trick, the finished tricks (as a whole while unchanged, else per trick) and the
+    previous hands (as a whole while unchanged, else per hand object).
+    """
+
+    def __init__(self, game: Any) -> None:
+        super().__init__(game)
+        self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(64)
+        self._hands: BoundedCache[tuple[int, ...], bytes] = BoundedCache()
+        self._seats: BoundedCache[tuple[tuple[int | None, ...], ...], bytes] = BoundedCache()
+        self._current_tricks: BoundedCache[tuple[int, tuple[int, ...]], bytes] = BoundedCache()
+        self._tricks: BoundedCache[tuple[object, ...], bytes] = BoundedCache()
+        self._hand_results: IdentityCache[bytes] = IdentityCache()
+        self._last_completed = LastValue()
+        self._last_previous = LastValue()
+
+    def observation_bytes(self, observation: Any) -> bytes:
+        obs: OhHellObservation = observation
+        header_key = (
+            obs.deal_style,
+            obs.scoring,
+            obs.hand_number,
+            obs.num_hands,
+            obs.hand_size,
+            obs.dealer,
+            obs.trump_card,
+        )
+        header = self._headers.get(header_key)
+        if header is None:
+            header = self._headers.put(
+                header_key,
+                b"".join(
+                    [
+                        length_delimited(_DEAL_STYLE_TAG, obs.deal_style.encode())
+                        if obs.deal_style
+                        else b"",
+                        length_delimited(_SCORING_TAG, obs.scoring.encode())
+                        if obs.scoring
+                        else b"",
+                        uint_field(_HAND_NUMBER_TAG, obs.hand_number),
+                        uint_field(_NUM_HANDS_TAG, obs.num_hands),
+                        uint_field(_HAND_SIZE_TAG, obs.hand_size),
+                        uint_field(_DEALER_TAG, obs.dealer),
+                        _TRUMP_CARD_FIELD[obs.trump_card],
+                    ]
+                ),
+            )
+        hand = self._hands.get(obs.hand)
+        if hand is None:
+            hand = self._hands.put(obs.hand, b"".join([_HAND_FIELD[c] for c in obs.hand]))
+        seats_key = (obs.bids, obs.tricks_won, obs.scores)
+        seats = self._seats.get(seats_key)
+        if seats is None:
+            seats = self._seats.put(
+                seats_key,
+                b"".join(map(_seat_field, obs.bids, obs.tricks_won, obs.scores)),
+            )
+        trick_key = (obs.trick_leader, obs.current_trick)
+        current = self._current_tricks.get(trick_key)
+        if current is None:
+            current = self._current_tricks.put(
+                trick_key,
+                length_delimited(
+                    _CURRENT_TRICK_TAG, _trick_bytes(obs.trick_leader, obs.current_trick, None)
+                ),
+            )
+        trump_suit = obs.trump_card // 13
+        completed_key = (trump_suit, obs.num_seats, obs.completed_tricks)
+        last = self._last_completed
+        if completed_key != last.key:
+            last.key, last.value = completed_key, self._completed_bytes(obs, trump_suit)
+        completed = last.value
+        last = self._last_previous
+        if obs.previous_hands != last.key:
+            last.key, last.value = obs.previous_hands, self._previous_bytes(obs.previous_hands)
+        payload = b"".join(
+            [header, hand, seats, _PHASE_FIELD[obs.bidding], current, completed, last.value]
+        )
+        return _OBSERVATION_TAG + varint(len(payload)) + payload
+
+    def _completed_bytes(self, obs: OhHellObservation, trump_suit: int) -> bytes:
+        parts = []
+        tricks, num_seats = self._tricks, obs.num_seats
+        for trick in obs.completed_tricks:
+            key = (trump_suit, num_seats, trick)
+            encoded = tricks.get(key)
+            if encoded is None:
+                leader, cards = trick
+                winner = (leader + trick_winner(cards, trump_suit)) % num_seats
+                encoded = tricks.put(
+                    key,
+                    length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(leader, cards, winner)),
+                )
+            parts.append(encoded)
+        return b"".join(parts)
+
+    def _previous_bytes(self, hands: tuple[HandResult, ...]) -> bytes:
+        cache = self._hand_results
+        return b"".join(
+            [cache.get(hand) or cache.put(hand, _hand_result_field(hand)) for hand in hands]
+        )
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]

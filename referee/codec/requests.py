@@ -3,8 +3,9 @@
 ``choose_action_request`` builds the message (for bots in-process, tests and benchmarks).
 ``RequestEncoder`` writes the same bytes directly for the runner's hot path: building the
 message copies the observation, the settings and every legal action into it and then
-serializes the lot, while the encoder serializes only the observation and splices in bytes it
-computed once per match (match id, settings) or once per action. Protobuf's wire format is a
+serializes the lot, while the encoder splices together the observation's bytes (written directly
+by ``GameCodec.observation_bytes``) and bytes it computed once per match (match id, settings)
+or once per action. Protobuf's wire format is a
 concatenation of fields, so the two give byte-identical requests (a test checks every game).
 """
 
@@ -12,16 +13,17 @@ from __future__ import annotations
 
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import options_pb2
-from referee.codec.base import GameCodec, length_delimited, varint
+from referee.codec.base import GameCodec
+from referee.codec.wire import length_delimited, tag, varint
 from referee.match import Match
 
-# Field numbers of ChooseActionRequest and TimeControl (cardarena/bot/v1/bot_service.proto).
-_SEAT_TAG = b"\x18"  # field 3, varint
-_OBSERVATION_TAG = b"\x22"  # field 4, length-delimited
-_TIME_CONTROL_TAG = b"\x32"  # field 6, length-delimited
-_MOVE_INDEX_TAG = b"\x38"  # field 7, varint
-_MOVE_TIME_TAG = b"\x08"  # TimeControl field 1, varint
-_TIME_BANK_TAG = b"\x10"  # TimeControl field 2, varint
+_Request = bot_service_pb2.ChooseActionRequest
+_SEAT_TAG = tag(_Request, "seat")
+_OBSERVATION_TAG = tag(_Request, "observation")
+_TIME_CONTROL_TAG = tag(_Request, "time_control")
+_MOVE_INDEX_TAG = tag(_Request, "move_index")
+_MOVE_TIME_TAG = tag(bot_service_pb2.TimeControl, "move_time_ms")
+_TIME_BANK_TAG = tag(bot_service_pb2.TimeControl, "time_bank_ms")
 
 
 def choose_action_request(
@@ -50,24 +52,33 @@ class RequestEncoder:
         self._prefix = bot_service_pb2.ChooseActionRequest(
             match_id=match_id, settings=settings
         ).SerializeToString()
+        self._clocks: dict[tuple[int, int], bytes] = {}
 
     def encode(self, match: Match) -> bytes:
         """The serialized request for the seat to act in ``match``."""
         codec = self.codec
         seat = match.to_act()
-        parts = [self._prefix]
-        if seat:
-            parts += (_SEAT_TAG, varint(seat))
-        observation = codec.observation(match.state.observe(seat)).SerializeToString()
-        parts += (_OBSERVATION_TAG, varint(len(observation)), observation)
-        action_field = codec.encoded_action_field
-        parts += [action_field(action) for action in match.legal_actions()]
+        observation = codec.observation_bytes(match.state.observe(seat))
         move_time, bank = match.move_allowance_ms(seat), match.time_banks_ms[seat]
-        clock = (_MOVE_TIME_TAG + varint(move_time) if move_time else b"") + (
-            _TIME_BANK_TAG + varint(bank) if bank else b""
-        )
-        parts.append(length_delimited(_TIME_CONTROL_TAG, clock))
+        clock = self._clocks.get((move_time, bank))
+        if clock is None:
+            if len(self._clocks) >= 256:
+                self._clocks.clear()
+            clock = self._clocks[move_time, bank] = length_delimited(
+                _TIME_CONTROL_TAG,
+                (_MOVE_TIME_TAG + varint(move_time) if move_time else b"")
+                + (_TIME_BANK_TAG + varint(bank) if bank else b""),
+            )
         move_index = len(match.moves)
-        if move_index:
-            parts += (_MOVE_INDEX_TAG, varint(move_index))
-        return b"".join(parts)
+        return b"".join(
+            [
+                self._prefix,
+                _SEAT_TAG + varint(seat) if seat else b"",
+                _OBSERVATION_TAG,
+                varint(len(observation)),
+                observation,
+                codec.encoded_action_fields(match.legal_actions()),
+                clock,
+                _MOVE_INDEX_TAG + varint(move_index) if move_index else b"",
+            ]
+        )

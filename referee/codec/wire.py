@@ -1,0 +1,186 @@
+"""Protobuf wire-format primitives for writing serialized messages directly.
+
+The codecs' fast paths (``GameCodec.observation_bytes``) write an observation's bytes without
+building messages, splicing in bytes cached per card, per trick, per finished hand, etc.
+Protobuf's wire format is a concatenation of fields, so parts concatenate; the result is
+byte-identical to ``SerializeToString`` when fields are written in field-number order with
+proto3's rules: a scalar at zero and an empty repeated field are omitted, an ``optional``
+scalar or a sub-message that is set is written even when zero or empty, repeated scalars are
+packed. Tags come from the generated descriptors (``tag(Message, "field")``), never from
+hand-written numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Generic, TypeVar
+
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
+_SMALL_VARINTS = tuple(bytes((value,)) for value in range(128))
+_LENGTH_DELIMITED_TYPES = {
+    FieldDescriptor.TYPE_MESSAGE,
+    FieldDescriptor.TYPE_STRING,
+    FieldDescriptor.TYPE_BYTES,
+}
+_VARINT_TYPES = {
+    FieldDescriptor.TYPE_INT32,
+    FieldDescriptor.TYPE_INT64,
+    FieldDescriptor.TYPE_UINT32,
+    FieldDescriptor.TYPE_UINT64,
+    FieldDescriptor.TYPE_BOOL,
+    FieldDescriptor.TYPE_ENUM,
+}
+_INT64_WRAP = 1 << 64
+
+
+def varint(value: int) -> bytes:
+    """Protobuf base-128 varint of a non-negative int."""
+    if value < 128:
+        return _SMALL_VARINTS[value]
+    if value < 0x4000:
+        return bytes((value & 0x7F | 0x80, value >> 7))
+    out = bytearray()
+    while value >= 128:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def signed_varint(value: int) -> bytes:
+    """Varint of an ``int32``/``int64`` value: negatives as 64-bit two's complement (10 bytes)."""
+    return varint(value + _INT64_WRAP if value < 0 else value)
+
+
+def length_delimited(tag: bytes, payload: bytes) -> bytes:
+    """One length-delimited protobuf field: its tag, the payload's length, the payload."""
+    return tag + varint(len(payload)) + payload
+
+
+def field_number(message_type: type[Message], name: str) -> int:
+    """The field number of ``message_type.name`` from the generated descriptor."""
+    return int(message_type.DESCRIPTOR.fields_by_name[name].number)
+
+
+def tag(message_type: type[Message], name: str) -> bytes:
+    """The encoded tag (field number and wire type) of ``message_type.name``.
+
+    Repeated scalars are packed (proto3's default), so their wire type is length-delimited.
+    """
+    field = message_type.DESCRIPTOR.fields_by_name[name]
+    if field.type in _LENGTH_DELIMITED_TYPES:
+        wire_type = 2
+    elif field.is_repeated:
+        if not field.is_packed:
+            raise ValueError(f"{message_type.__name__}.{name} is not packed")
+        wire_type = 2
+    elif field.type in _VARINT_TYPES:
+        wire_type = 0
+    else:  # fixed-width types are not used by the game protos
+        raise ValueError(f"unsupported field type for {message_type.__name__}.{name}")
+    return varint(field.number << 3 | wire_type)
+
+
+def uint_field(field_tag: bytes, value: int) -> bytes:
+    """A non-negative varint field (uint32, enum, bool) as proto3 writes it: omitted at zero."""
+    return field_tag + varint(value) if value else b""
+
+
+def int_field(field_tag: bytes, value: int) -> bytes:
+    """An ``int32`` field, omitted at zero."""
+    return field_tag + signed_varint(value) if value else b""
+
+
+def optional_uint_field(field_tag: bytes, value: int) -> bytes:
+    """An ``optional`` varint field that is set: written even at zero."""
+    return field_tag + varint(value)
+
+
+def packed_uints(field_tag: bytes, values: Iterable[int]) -> bytes:
+    """A packed repeated uint32/enum/bool field; omitted when empty."""
+    payload = b"".join([varint(value) for value in values])
+    return field_tag + varint(len(payload)) + payload if payload else b""
+
+
+def packed_ints(field_tag: bytes, values: Iterable[int]) -> bytes:
+    """A packed repeated int32 field; omitted when empty."""
+    payload = b"".join([signed_varint(value) for value in values])
+    return field_tag + varint(len(payload)) + payload if payload else b""
+
+
+def message_fields(field_tag: bytes, messages: Iterable[Message]) -> tuple[bytes, ...]:
+    """Each message as a complete field under ``field_tag`` (for per-value tables, e.g. cards)."""
+    return tuple(length_delimited(field_tag, message.SerializeToString()) for message in messages)
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class BoundedCache(Generic[K, V]):
+    """A dict of encoded parts that empties itself when full (a codec lives for one match).
+
+    ``get`` is the dict's own method, so a lookup costs one C call; ``put`` stores and returns
+    the value.
+    """
+
+    __slots__ = ("_data", "_limit", "get")
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._data: dict[K, V] = {}
+        self._limit = limit
+        self.get = self._data.get
+
+    def put(self, key: K, value: V) -> V:
+        """Store ``value`` under ``key`` (clearing everything first when the cache is full)."""
+        if len(self._data) >= self._limit:
+            self._data.clear()
+        self._data[key] = value
+        return value
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class IdentityCache(Generic[V]):
+    """Encoded parts of immutable objects, by identity (no hashing of frozen dataclasses).
+
+    The cache keeps each object alive with its value, so an ``id`` is never reused while its
+    entry exists. For objects the engine keeps (finished hands): looked up on every decision.
+    """
+
+    __slots__ = ("_data", "_limit")
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._data: dict[int, tuple[Any, V]] = {}
+        self._limit = limit
+
+    def get(self, obj: object) -> V | None:
+        """The value stored for this very object, or None."""
+        entry = self._data.get(id(obj))
+        if entry is not None and entry[0] is obj:
+            return entry[1]
+        return None
+
+    def put(self, obj: object, value: V) -> V:
+        """Store ``value`` for ``obj`` (clearing everything first when the cache is full)."""
+        if len(self._data) >= self._limit:
+            self._data.clear()
+        self._data[id(obj)] = (obj, value)
+        return value
+
+
+class LastValue:
+    """The encoded bytes of the last key seen: for parts every seat sees in turn (tricks, history).
+
+    ``key == last.key`` compares tuples in C and stops at identical elements, so a history
+    tuple rebuilt by each ``observe`` around the same objects compares in a few ns per element.
+    """
+
+    __slots__ = ("key", "value")
+
+    def __init__(self) -> None:
+        self.key: object = None
+        self.value = b""
