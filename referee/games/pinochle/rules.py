@@ -865,10 +865,22 @@ class PinochleState(State):
         self.lead = -1
         self.to_act = self.trick_leader = winner
         if self.phase == PHASE_STOCK:
-            # The winner may meld / exchange the dix; else both draw at once.
+            # The winner may meld / exchange the dix; else both draw at once (both inlined).
             self._melded = self._dix_done = False
-            if self._find_melds(winner) or self._dix_actions(winner):
+            hands = self.hands
+            hand = hands[winner]
+            found = held_meld_actions(hand, trump)
+            if found and self.tabled[winner]:
+                found = self._find_melds(winner)
+            self._meld_options = found
+            if found or (hand >> (12 * trump) & 3 and self._dix_actions(winner)):
                 self.phase = PHASE_MELD
+                return
+            stock, pos = self.stock, self.stock_pos
+            if pos + 2 < len(stock):
+                hands[winner] |= 1 << stock[pos]
+                hands[1 - winner] |= 1 << stock[pos + 1]
+                self.stock_pos = pos + 2
             else:
                 self._draw(winner)
         elif len(completed) == TRICKS_PER_HAND:
