@@ -7,6 +7,16 @@ from typing import Any
 from cardarena.game.v1 import cards_pb2, game_pb2, king_pb2
 from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.common import standard_card, standard_card_id
+from referee.codec.wire import (
+    BoundedCache,
+    SequenceCache,
+    int_field,
+    length_delimited,
+    message_fields,
+    tag,
+    uint_field,
+    varint,
+)
 from referee.games.king.rules import (
     ACCEPT,
     MATCH_BASE,
@@ -28,6 +38,30 @@ _ANSWERS = {
     OPT_OUT: king_pb2.KING_ANSWER_OPT_OUT,
 }
 _ANSWER_ACTIONS = {answer: action for action, answer in _ANSWERS.items()}
+
+_Obs = king_pb2.KingObservation
+_Seat = king_pb2.KingSeat
+_Trick = king_pb2.KingTrick
+_OBSERVATION_TAG = tag(game_pb2.Observation, "king")
+_HAND_NUMBER_TAG = tag(_Obs, "hand_number")
+_CONTRACT_TAG = tag(_Obs, "contract")
+_DEALER_TAG = tag(_Obs, "dealer")
+_PHASE_TAG = tag(_Obs, "phase")
+_TRUMP_TAG = tag(_Obs, "trump")
+_HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
+_SEATS_TAG = tag(_Obs, "seats")
+_AUCTION_TAG = tag(_Obs, "auction")
+_CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
+_COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
+_PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
+_SEAT_CARDS_IN_HAND_TAG = tag(_Seat, "cards_in_hand")
+_SEAT_TRICKS_WON_TAG = tag(_Seat, "tricks_won")
+_SEAT_HAND_POINTS_TAG = tag(_Seat, "hand_points")
+_SEAT_NEGATIVE_TOTAL_TAG = tag(_Seat, "negative_total")
+_SEAT_POSITIVE_TOTAL_TAG = tag(_Seat, "positive_total")
+_SEAT_BALANCE_TAG = tag(_Seat, "balance")
+_TRICK_LEADER_TAG = tag(_Trick, "leader")
+_TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 
 
 def _suit(suit_index: int) -> cards_pb2.Suit.ValueType:
@@ -88,8 +122,116 @@ def _hand_result(hand: HandResult) -> king_pb2.KingHandResult:
     return message
 
 
+def _seat_field(seat: tuple[int, int, int, int, int]) -> bytes:
+    """One ``seats`` entry, tag included, of (cards in hand, tricks, points, -total, +total)."""
+    cards_in_hand, tricks_won, hand_points, negative, positive = seat
+    return length_delimited(
+        _SEATS_TAG,
+        b"".join(
+            [
+                uint_field(_SEAT_CARDS_IN_HAND_TAG, cards_in_hand),
+                uint_field(_SEAT_TRICKS_WON_TAG, tricks_won),
+                int_field(_SEAT_HAND_POINTS_TAG, hand_points),
+                int_field(_SEAT_NEGATIVE_TOTAL_TAG, negative),
+                int_field(_SEAT_POSITIVE_TOTAL_TAG, positive),
+                int_field(_SEAT_BALANCE_TAG, negative + positive),
+            ]
+        ),
+    )
+
+
+def _completed_trick_field(trick: tuple[int, tuple[int, ...], int]) -> bytes:
+    return length_delimited(_COMPLETED_TRICKS_TAG, _trick(*trick).SerializeToString())
+
+
+def _hand_result_field(hand: HandResult) -> bytes:
+    return length_delimited(_PREVIOUS_HANDS_TAG, _hand_result(hand).SerializeToString())
+
+
 class KingCodec(GameCodec):
-    """Codec for ``referee.games.king``."""
+    """Codec for ``referee.games.king``.
+
+    ``observation_bytes`` writes the observation from parts cached for this match: the hand's
+    header fields, each seat summary, the auction, the current trick, the
+    finished tricks and the previous hands (both appended to as the match goes).
+    """
+
+    def __init__(self, game: Any) -> None:
+        super().__init__(game)
+        self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
+        self._seats: BoundedCache[tuple[int, ...], bytes] = BoundedCache()
+        self._auctions: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
+        self._current_tricks: BoundedCache[tuple[int, tuple[int, ...]], bytes] = BoundedCache()
+        self._completed = SequenceCache(_completed_trick_field)
+        self._previous = SequenceCache(_hand_result_field)
+
+    def observation_bytes(self, observation: Any) -> bytes:
+        obs: KingObservation = observation
+        header_key = (obs.hand_number, obs.contract, obs.dealer, obs.phase, obs.trump)
+        header = self._headers.get(header_key)
+        if header is None:
+            header = self._headers.put(
+                header_key,
+                uint_field(_HAND_NUMBER_TAG, obs.hand_number)
+                + uint_field(_CONTRACT_TAG, obs.contract)
+                + uint_field(_DEALER_TAG, obs.dealer)
+                + uint_field(_PHASE_TAG, obs.phase)
+                + uint_field(_TRUMP_TAG, _suit(obs.trump)),
+            )
+        hand = b"".join(map(_HAND_FIELD.__getitem__, obs.hand))  # new at each turn of a seat
+        seats_cache = self._seats
+        seats = [
+            seats_cache.get(seat) or seats_cache.put(seat, _seat_field(seat))
+            for seat in zip(
+                obs.cards_in_hand,
+                obs.tricks_won,
+                obs.hand_points,
+                obs.negative_totals,
+                obs.positive_totals,
+                strict=False,  # equal lengths by construction; strict costs per call
+            )
+        ]
+        auction = obs.auction
+        if auction is None:
+            auction_field = b""
+        else:
+            auction_key = (
+                auction.calls,
+                auction.best_offer,
+                auction.best_bidder,
+                auction.minimum_offer,
+                auction.highest_offer,
+                auction.accepted,
+                auction.buyer,
+                auction.price,
+            )
+            auction_field = self._auctions.get(auction_key) or self._auctions.put(
+                auction_key,
+                length_delimited(_AUCTION_TAG, _auction(auction).SerializeToString()),
+            )
+        trick_key = (obs.trick_leader, obs.current_trick)
+        current = self._current_tricks.get(trick_key)
+        if current is None:
+            current = self._current_tricks.put(
+                trick_key,
+                length_delimited(
+                    _CURRENT_TRICK_TAG,
+                    uint_field(_TRICK_LEADER_TAG, obs.trick_leader)
+                    + b"".join([_TRICK_CARD_FIELD[c] for c in obs.current_trick]),
+                ),
+            )
+        payload = b"".join(
+            [
+                header,
+                hand,
+                *seats,
+                auction_field,
+                current,
+                self._completed(obs.completed_tricks),
+                self._previous(obs.previous_hands),
+            ]
+        )
+        return _OBSERVATION_TAG + varint(len(payload)) + payload
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]

@@ -114,7 +114,7 @@ class OhHellCodec(GameCodec):
     """Codec for ``referee.games.oh_hell``.
 
     ``observation_bytes`` writes the observation from parts cached for this match: the hand's
-    header fields (options, hand number, dealer, trump), each seat's hand, the seat summaries,
+    header fields (options, hand number, dealer, trump), the seat summaries,
     the current trick, the finished tricks (as a whole while unchanged, else per trick) and the
     previous hands (as a whole while unchanged, else per hand object).
     """
@@ -122,7 +122,6 @@ class OhHellCodec(GameCodec):
     def __init__(self, game: Any) -> None:
         super().__init__(game)
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(64)
-        self._hands: BoundedCache[tuple[int, ...], bytes] = BoundedCache()
         self._seats: BoundedCache[tuple[tuple[int | None, ...], ...], bytes] = BoundedCache()
         self._current_tricks: BoundedCache[tuple[int, tuple[int, ...]], bytes] = BoundedCache()
         self._tricks: BoundedCache[tuple[object, ...], bytes] = BoundedCache()
@@ -161,9 +160,7 @@ class OhHellCodec(GameCodec):
                     ]
                 ),
             )
-        hand = self._hands.get(obs.hand)
-        if hand is None:
-            hand = self._hands.put(obs.hand, b"".join([_HAND_FIELD[c] for c in obs.hand]))
+        hand = b"".join(map(_HAND_FIELD.__getitem__, obs.hand))  # new at each turn of a seat
         seats_key = (obs.bids, obs.tricks_won, obs.scores)
         seats = self._seats.get(seats_key)
         if seats is None:

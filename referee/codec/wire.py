@@ -12,7 +12,8 @@ hand-written numbers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from google.protobuf.descriptor import FieldDescriptor
@@ -41,6 +42,12 @@ def varint(value: int) -> bytes:
         return _SMALL_VARINTS[value]
     if value < 0x4000:
         return bytes((value & 0x7F | 0x80, value >> 7))
+    return _long_varint(value)
+
+
+@lru_cache(maxsize=4096)
+def _long_varint(value: int) -> bytes:
+    """Varints of 3 bytes and more (scores, clocks, negatives), computed once each."""
     out = bytearray()
     while value >= 128:
         out.append((value & 0x7F) | 0x80)
@@ -51,7 +58,7 @@ def varint(value: int) -> bytes:
 
 def signed_varint(value: int) -> bytes:
     """Varint of an ``int32``/``int64`` value: negatives as 64-bit two's complement (10 bytes)."""
-    return varint(value + _INT64_WRAP if value < 0 else value)
+    return varint(value) if value >= 0 else _long_varint(value + _INT64_WRAP)
 
 
 def length_delimited(tag: bytes, payload: bytes) -> bytes:
@@ -184,3 +191,41 @@ class LastValue:
     def __init__(self) -> None:
         self.key: object = None
         self.value = b""
+
+
+class SequenceCache(Generic[K]):
+    """Bytes of a repeated field whose entries only get appended (finished tricks, history).
+
+    Called with the field's entries (hashable, immutable) on every decision: the same entries
+    as last time give the last bytes; entries that extend the last ones give the last bytes
+    plus the new entries' bytes; anything else is rebuilt from bytes cached per entry. The
+    comparisons are tuple comparisons in C that stop at identical elements, so entries the
+    engine keeps (and a tuple rebuilt around them by each ``observe``) cost a few ns each.
+    ``encode`` gives one entry's complete field, tag included.
+    """
+
+    __slots__ = ("_encode", "_entries", "_last_items", "_last_value")
+
+    def __init__(self, encode: Callable[[K], bytes], limit: int = 1024) -> None:
+        self._encode = encode
+        self._entries: BoundedCache[K, bytes] = BoundedCache(limit)
+        self._last_items: tuple[K, ...] = ()
+        self._last_value = b""
+
+    def __call__(self, items: tuple[K, ...]) -> bytes:
+        last = self._last_items
+        if items == last:
+            return self._last_value
+        count = len(last)
+        if count and len(items) > count and items[:count] == last:
+            value = self._last_value + b"".join([self._entry(item) for item in items[count:]])
+        else:
+            value = b"".join([self._entry(item) for item in items])
+        self._last_items, self._last_value = items, value
+        return value
+
+    def _entry(self, item: K) -> bytes:
+        encoded = self._entries.get(item)
+        if encoded is None:
+            encoded = self._entries.put(item, self._encode(item))
+        return encoded
