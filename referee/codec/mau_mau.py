@@ -7,11 +7,22 @@ from typing import Any
 from cardarena.game.v1 import cards_pb2, game_pb2, mau_mau_pb2
 from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.common import standard_card, standard_card_id
+from referee.codec.wire import (
+    BoundedCache,
+    SequenceCache,
+    int_field,
+    length_delimited,
+    message_fields,
+    tag,
+    uint_field,
+    varint,
+)
 from referee.games.mau_mau.rules import (
     ANNOUNCE_SHIFT,
     DRAW,
     LAST_CARD,
     PASS,
+    DealResult,
     MauMauObservation,
     action_cards,
     discard_action,
@@ -22,9 +33,143 @@ _PHASE_DISCARD = mau_mau_pb2.MAU_MAU_PHASE_DISCARD
 _PHASE_PLAY_DRAWN = mau_mau_pb2.MAU_MAU_PHASE_PLAY_DRAWN
 _JACK_INDEX = 9
 
+_Obs = mau_mau_pb2.MauMauObservation
+_Seat = mau_mau_pb2.MauMauSeat
+_OBSERVATION_TAG = tag(game_pb2.Observation, "mau_mau")
+_SCORING_TAG = tag(_Obs, "scoring")
+_TARGET_TAG = tag(_Obs, "target")
+_CANNOT_DISCARD_TAG = tag(_Obs, "cannot_discard")
+_JACK_WILD_TAG = tag(_Obs, "jack_wild")
+_DEAL_NUMBER_TAG = tag(_Obs, "deal_number")
+_DEALER_TAG = tag(_Obs, "dealer")
+_CLOCKWISE_TAG = tag(_Obs, "clockwise")
+_PHASE_TAG = tag(_Obs, "phase")
+_HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
+_SEATS_TAG = tag(_Obs, "seats")
+_START_SUIT_TAG = tag(_Obs, "start_suit")
+_TOP_CARD_FIELD = message_fields(tag(_Obs, "top_card"), _CARDS)
+_DISCARD_PILE_FIELD = message_fields(tag(_Obs, "discard_pile"), _CARDS)
+_STOCK_SIZE_TAG = tag(_Obs, "stock_size")
+_ANNOUNCED_SUIT_TAG = tag(_Obs, "announced_suit")
+_ANY_CARD_TAG = tag(_Obs, "any_card")
+_DRAWN_CARD_FIELD = message_fields(tag(_Obs, "drawn_card"), _CARDS)
+_PREVIOUS_DEALS_TAG = tag(_Obs, "previous_deals")
+_SEAT_HAND_SIZE_TAG = tag(_Seat, "hand_size")
+_SEAT_TALLY_TAG = tag(_Seat, "tally")
+_SEAT_FINES_TAG = tag(_Seat, "fines")
+_SEAT_BARRED_TAG = tag(_Seat, "barred")
+
+
+def _deal_result(deal: DealResult) -> mau_mau_pb2.MauMauDealResult:
+    return mau_mau_pb2.MauMauDealResult(
+        deal_number=deal.deal_number,
+        dealer=deal.dealer,
+        start_card=_CARDS[deal.start_card],
+        winner=deal.winner,
+        final_jacks=deal.final_jacks,
+        multiplier=deal.multiplier,
+        hand_points=deal.hand_points,
+        fines=deal.fines,
+        points=deal.points,
+        tallies=deal.tallies,
+    )
+
+
+def _deal_result_field(deal: DealResult) -> bytes:
+    return length_delimited(_PREVIOUS_DEALS_TAG, _deal_result(deal).SerializeToString())
+
+
+def _seat_field(seat: tuple[int, int, int, bool]) -> bytes:
+    """One ``seats`` entry, tag included, of (hand size, tally, fines, barred)."""
+    hand_size, tally, fines, barred = seat
+    return length_delimited(
+        _SEATS_TAG,
+        uint_field(_SEAT_HAND_SIZE_TAG, hand_size)
+        + int_field(_SEAT_TALLY_TAG, tally)
+        + uint_field(_SEAT_FINES_TAG, fines)
+        + uint_field(_SEAT_BARRED_TAG, barred),
+    )
+
 
 class MauMauCodec(GameCodec):
-    """Codec for ``referee.games.mau_mau``."""
+    """Codec for ``referee.games.mau_mau``.
+
+    ``observation_bytes`` writes the observation from parts cached for this match: the deal's
+    header fields (options, deal, dealer, direction, phase), each seat summary, the discard
+    pile and the previous deals (both appended to as the match goes).
+    """
+
+    def __init__(self, game: Any) -> None:
+        super().__init__(game)
+        self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
+        self._seats: BoundedCache[tuple[int, int, int, bool], bytes] = BoundedCache()
+        self._pile = SequenceCache(_DISCARD_PILE_FIELD.__getitem__)
+        self._previous = SequenceCache(_deal_result_field)
+
+    def observation_bytes(self, observation: Any) -> bytes:
+        obs: MauMauObservation = observation
+        header_key = (
+            obs.scoring,
+            obs.target,
+            obs.cannot_discard,
+            obs.jack_wild,
+            obs.deal_number,
+            obs.dealer,
+            obs.clockwise,
+            obs.playing_drawn_card,
+        )
+        header = self._headers.get(header_key)
+        if header is None:
+            header = self._headers.put(
+                header_key,
+                b"".join(
+                    [
+                        length_delimited(_SCORING_TAG, obs.scoring.encode())
+                        if obs.scoring
+                        else b"",
+                        uint_field(_TARGET_TAG, obs.target),
+                        length_delimited(_CANNOT_DISCARD_TAG, obs.cannot_discard.encode())
+                        if obs.cannot_discard
+                        else b"",
+                        uint_field(_JACK_WILD_TAG, obs.jack_wild),
+                        uint_field(_DEAL_NUMBER_TAG, obs.deal_number),
+                        uint_field(_DEALER_TAG, obs.dealer),
+                        uint_field(_CLOCKWISE_TAG, obs.clockwise),
+                        uint_field(
+                            _PHASE_TAG,
+                            _PHASE_PLAY_DRAWN if obs.playing_drawn_card else _PHASE_DISCARD,
+                        ),
+                    ]
+                ),
+            )
+        seats_cache = self._seats
+        seats = [
+            seats_cache.get(seat) or seats_cache.put(seat, _seat_field(seat))
+            for seat in zip(
+                obs.hand_sizes,
+                obs.tallies,
+                obs.fines,
+                obs.barred,
+                strict=False,  # equal lengths by construction; strict costs per call
+            )
+        ]
+        pile = obs.discard_pile
+        payload = b"".join(
+            [
+                header,
+                *map(_HAND_FIELD.__getitem__, obs.hand),
+                *seats,
+                uint_field(_START_SUIT_TAG, obs.start_card // 13 + 1),
+                _TOP_CARD_FIELD[pile[-1]],
+                self._pile(pile),
+                uint_field(_STOCK_SIZE_TAG, obs.stock_size),
+                uint_field(_ANNOUNCED_SUIT_TAG, obs.announced_suit),
+                uint_field(_ANY_CARD_TAG, obs.any_card),
+                b"" if obs.drawn_card is None else _DRAWN_CARD_FIELD[obs.drawn_card],
+                self._previous(obs.previous_deals),
+            ]
+        )
+        return _OBSERVATION_TAG + varint(len(payload)) + payload
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]
@@ -53,21 +198,7 @@ class MauMauCodec(GameCodec):
             stock_size=obs.stock_size,
             announced_suit=obs.announced_suit,  # type: ignore[arg-type]
             any_card=obs.any_card,
-            previous_deals=[
-                mau_mau_pb2.MauMauDealResult(
-                    deal_number=deal.deal_number,
-                    dealer=deal.dealer,
-                    start_card=_CARDS[deal.start_card],
-                    winner=deal.winner,
-                    final_jacks=deal.final_jacks,
-                    multiplier=deal.multiplier,
-                    hand_points=deal.hand_points,
-                    fines=deal.fines,
-                    points=deal.points,
-                    tallies=deal.tallies,
-                )
-                for deal in obs.previous_deals
-            ],
+            previous_deals=[_deal_result(deal) for deal in obs.previous_deals],
         )
         if obs.drawn_card is not None:
             message.drawn_card.CopyFrom(_CARDS[obs.drawn_card])
