@@ -8,10 +8,21 @@ ids do not depend on trump (so encoded actions can be cached); the observation's
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from cardarena.game.v1 import cards_pb2, game_pb2, pinochle_pb2
 from referee.codec.base import GameCodec, MalformedActionError
+from referee.codec.wire import (
+    BoundedCache,
+    SequenceCache,
+    int_field,
+    length_delimited,
+    message_fields,
+    tag,
+    uint_field,
+    varint,
+)
 from referee.games.pinochle.rules import (
     DECLARE_OUT,
     DIX_BASE,
@@ -20,6 +31,7 @@ from referee.games.pinochle.rules import (
     MELDS,
     NUM_CARDS,
     RANKS,
+    HandResult,
     Meld,
     PinochleObservation,
     Trick,
@@ -69,8 +81,183 @@ def _trick(trick: Trick) -> pinochle_pb2.PinochleTrick:
     )
 
 
+def _hand_result(hand: HandResult) -> pinochle_pb2.PinochleHandResult:
+    return pinochle_pb2.PinochleHandResult(
+        dealer=hand.dealer,
+        turn_up=_CARDS[hand.turn_up],
+        meld_points=hand.meld_points,
+        card_points=hand.card_points,
+        last_trick=hand.last_trick,
+        totals=hand.totals,
+    )
+
+
+def _meld_option(seat: int, trump: int, meld: int) -> pinochle_pb2.PinochleMeld:
+    spec = MELDS[meld]
+    return pinochle_pb2.PinochleMeld(
+        seat=seat,
+        type=spec.kind_in(trump),  # type: ignore[arg-type]
+        cards=_cards(spec.cards),
+        points=spec.points(trump),
+    )
+
+
+_Obs = pinochle_pb2.PinochleObservation
+_Seat = pinochle_pb2.PinochleSeat
+_Trick = pinochle_pb2.PinochleTrick
+_OBSERVATION_TAG = tag(game_pb2.Observation, "pinochle")
+_HAND_NUMBER_TAG = tag(_Obs, "hand_number")
+_DEALER_TAG = tag(_Obs, "dealer")
+_TARGET_TAG = tag(_Obs, "target")
+_TRUMP_TAG = tag(_Obs, "trump")
+_TURN_UP_FIELD = message_fields(tag(_Obs, "turn_up"), _CARDS)
+_STOCK_SIZE_TAG = tag(_Obs, "stock_size")
+_PHASE_TAG = tag(_Obs, "phase")
+_HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
+_SEATS_TAG = tag(_Obs, "seats")
+_CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
+_COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
+_MELD_OPTIONS_TAG = tag(_Obs, "meld_options")
+_PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
+_SEAT_SCORE_TAG = tag(_Seat, "score")
+_SEAT_HAND_POINTS_TAG = tag(_Seat, "hand_points")
+_SEAT_TRICK_POINTS_TAG = tag(_Seat, "trick_points")
+_SEAT_TRICKS_WON_TAG = tag(_Seat, "tricks_won")
+_SEAT_HAND_SIZE_TAG = tag(_Seat, "hand_size")
+_SEAT_TABLED_FIELD = message_fields(tag(_Seat, "tabled"), _CARDS)
+_SEAT_KNOWN_FIELD = message_fields(tag(_Seat, "known"), _CARDS)
+_SEAT_MELDS_TAG = tag(_Seat, "melds")
+_TRICK_LEADER_TAG = tag(_Trick, "leader")
+_TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
+_TRICK_KEY = attrgetter("leader", "cards", "winner")
+
+
+def _completed_trick_field(key: tuple[int, tuple[int, int], int]) -> bytes:
+    leader, cards, winner = key
+    trick = pinochle_pb2.PinochleTrick(leader=leader, cards=_cards(cards), winner=winner)
+    return length_delimited(_COMPLETED_TRICKS_TAG, trick.SerializeToString())
+
+
+def _hand_result_field(hand: HandResult) -> bytes:
+    return length_delimited(_PREVIOUS_HANDS_TAG, _hand_result(hand).SerializeToString())
+
+
+def _seat_field(key: tuple[Any, ...]) -> bytes:
+    """One ``seats`` entry, tag included (the key's last item: the seat's melds, encoded)."""
+    score, hand_points, trick_points, tricks_won, hand_size, tabled, known, melds = key
+    return length_delimited(
+        _SEATS_TAG,
+        b"".join(
+            [
+                int_field(_SEAT_SCORE_TAG, score),
+                int_field(_SEAT_HAND_POINTS_TAG, hand_points),
+                int_field(_SEAT_TRICK_POINTS_TAG, trick_points),
+                uint_field(_SEAT_TRICKS_WON_TAG, tricks_won),
+                uint_field(_SEAT_HAND_SIZE_TAG, hand_size),
+                *map(_SEAT_TABLED_FIELD.__getitem__, tabled),
+                *map(_SEAT_KNOWN_FIELD.__getitem__, known),
+                melds,
+            ]
+        ),
+    )
+
+
 class PinochleCodec(GameCodec):
-    """Codec for ``referee.games.pinochle``."""
+    """Codec for ``referee.games.pinochle``.
+
+    ``observation_bytes`` writes the observation from parts cached for this match: the hand's
+    header fields, each seat summary (its melds encoded once per change of the meld list),
+    the meld options, the finished tricks and the previous hands (both appended to as the
+    match goes).
+    """
+
+    def __init__(self, game: Any) -> None:
+        super().__init__(game)
+        self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
+        self._seats: BoundedCache[tuple[Any, ...], bytes] = BoundedCache()
+        self._melds_key: tuple[Meld, ...] | None = None
+        self._seat_melds: tuple[bytes, ...] = (b"", b"")
+        self._meld_options: BoundedCache[tuple[int, int, tuple[int, ...]], bytes] = BoundedCache()
+        self._completed = SequenceCache(_completed_trick_field)
+        self._previous = SequenceCache(_hand_result_field)
+
+    def observation_bytes(self, observation: Any) -> bytes:
+        obs: PinochleObservation = observation
+        header_key = (obs.hand_number, obs.dealer, obs.target, obs.trump)
+        header = self._headers.get(header_key)
+        if header is None:
+            header = self._headers.put(
+                header_key,
+                uint_field(_HAND_NUMBER_TAG, obs.hand_number)
+                + uint_field(_DEALER_TAG, obs.dealer)
+                + uint_field(_TARGET_TAG, obs.target)
+                + uint_field(_TRUMP_TAG, obs.trump + 1),
+            )
+        if obs.melds != self._melds_key:  # tuple of the engine's Meld objects: fast compare
+            self._melds_key = obs.melds
+            self._seat_melds = tuple(
+                b"".join(
+                    [
+                        length_delimited(_SEAT_MELDS_TAG, _meld(m).SerializeToString())
+                        for m in obs.melds
+                        if m.seat == seat
+                    ]
+                )
+                for seat in (0, 1)
+            )
+        seats_cache = self._seats
+        seats = [
+            seats_cache.get(key) or seats_cache.put(key, _seat_field(key))
+            for key in zip(
+                obs.scores,
+                obs.hand_points,
+                obs.trick_points,
+                obs.tricks_won,
+                obs.hand_sizes,
+                obs.tabled,
+                obs.known,
+                self._seat_melds,
+                strict=False,  # equal lengths by construction; strict costs per call
+            )
+        ]
+        if obs.meld_options:
+            options_key = (obs.seat, obs.trump, obs.meld_options)
+            offered = self._meld_options.get(options_key)
+            if offered is None:
+                offered = self._meld_options.put(
+                    options_key,
+                    b"".join(
+                        [
+                            length_delimited(
+                                _MELD_OPTIONS_TAG,
+                                _meld_option(obs.seat, obs.trump, meld).SerializeToString(),
+                            )
+                            for meld in obs.meld_options
+                        ]
+                    ),
+                )
+        else:
+            offered = b""
+        current = uint_field(_TRICK_LEADER_TAG, obs.trick_leader) + b"".join(
+            map(_TRICK_CARD_FIELD.__getitem__, obs.current_trick)
+        )
+        payload = b"".join(
+            [
+                header,
+                b"" if obs.turn_up is None else _TURN_UP_FIELD[obs.turn_up],
+                uint_field(_STOCK_SIZE_TAG, obs.stock_size),
+                uint_field(_PHASE_TAG, obs.phase),
+                *map(_HAND_FIELD.__getitem__, obs.hand),
+                *seats,
+                _CURRENT_TRICK_TAG,
+                varint(len(current)),
+                current,
+                self._completed(tuple(map(_TRICK_KEY, obs.completed_tricks))),
+                offered,
+                self._previous(obs.previous_hands),
+            ]
+        )
+        return _OBSERVATION_TAG + varint(len(payload)) + payload
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]
@@ -90,18 +277,7 @@ class PinochleCodec(GameCodec):
             )
             for seat in (0, 1)
         ]
-        offered = []
-        for meld in obs.meld_options:
-            spec = MELDS[meld]
-            kind = spec.kind_in(obs.trump)
-            offered.append(
-                pinochle_pb2.PinochleMeld(
-                    seat=obs.seat,
-                    type=kind,  # type: ignore[arg-type]
-                    cards=_cards(spec.cards),
-                    points=spec.points(obs.trump),
-                )
-            )
+        offered = [_meld_option(obs.seat, obs.trump, meld) for meld in obs.meld_options]
         message = pinochle_pb2.PinochleObservation(
             hand_number=obs.hand_number,
             dealer=obs.dealer,
@@ -116,17 +292,7 @@ class PinochleCodec(GameCodec):
             ),
             completed_tricks=[_trick(t) for t in obs.completed_tricks],
             meld_options=offered,
-            previous_hands=[
-                pinochle_pb2.PinochleHandResult(
-                    dealer=hand.dealer,
-                    turn_up=_CARDS[hand.turn_up],
-                    meld_points=hand.meld_points,
-                    card_points=hand.card_points,
-                    last_trick=hand.last_trick,
-                    totals=hand.totals,
-                )
-                for hand in obs.previous_hands
-            ],
+            previous_hands=[_hand_result(hand) for hand in obs.previous_hands],
         )
         if obs.turn_up is not None:
             message.turn_up.CopyFrom(_CARDS[obs.turn_up])
