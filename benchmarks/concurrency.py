@@ -279,7 +279,8 @@ def main() -> None:
             )
             if "traced" in run:
                 print(f"Python memory per match in flight at {level} (tracemalloc, top sites):")
-                for site, size in run["traced"]:
+                traced: list[tuple[str, float]] = run["traced"]  # type: ignore[assignment]
+                for site, size in traced:
                     print(f"  {size / 1024:8.2f} KB  {site}")
     full = finished_match_bytes(args.game, args.seats)
     print(

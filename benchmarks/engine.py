@@ -33,7 +33,7 @@ def baseline_hand(rng: random.Random) -> int:
     rng.shuffle(deck)
     hands = [sorted(deck[i * 13 : (i + 1) * 13]) for i in range(4)]
     trump = rng.randrange(4)
-    bids = []
+    bids: list[int] = []
     for seat in range(4):
         options = [b for b in range(14) if seat < 3 or sum(bids) + b != 13]
         bids.append(options[rng.randrange(len(options))])

@@ -286,7 +286,8 @@ def main() -> None:
             f"{row['client_us_per_call']:15.1f} {row['client_core_load']:11.0%} "
             f"{row['server_us_per_call']:15.1f}"
         )
-    off_us, on_us = rows[1]["client_us_per_call"], rows[2]["client_us_per_call"]
+    off_us = float(rows[1]["client_us_per_call"])  # type: ignore[arg-type]
+    on_us = float(rows[2]["client_us_per_call"])  # type: ignore[arg-type]
     calls_us = metric_calls_us(args.game)
     print(
         f"metrics overhead per decision: {on_us / off_us - 1:+.1%} of referee CPU in these runs "

@@ -40,13 +40,13 @@ def cpu_seconds() -> float:
 
 async def serve(args: argparse.Namespace) -> None:
     """Answer every call with the same reply."""
-    reply = b"r" * args.reply_bytes
+    reply: bytes = b"r" * args.reply_bytes
 
     async def echo(request: bytes, context: Any) -> bytes:
         return reply
 
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    handlers = {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
+    handlers: dict[str, Any] = {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Echo", handlers),))
     server.add_registered_method_handlers("bench.Echo", handlers)
     await common.serve_until_stopped(server, args.ports, args.max_seconds)
@@ -56,7 +56,10 @@ async def client(args: argparse.Namespace) -> dict[str, float]:
     """Call as fast as ``--concurrency`` tasks can for warm-up + measured seconds."""
     channels = [grpc.aio.insecure_channel(t, options=CHANNEL_OPTIONS) for t in args.targets]
     # Registered methods, as the generated stubs and servers use (a handle made once).
-    calls = [channel.unary_unary(METHOD, _registered_method=True) for channel in channels]
+    calls: list[Any] = [
+        channel.unary_unary(METHOD, _registered_method=True)  # type: ignore[call-arg]
+        for channel in channels
+    ]
     payload = b"q" * args.request_bytes
     loop = asyncio.get_running_loop()
     started = loop.time()
