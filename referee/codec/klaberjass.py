@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from cardarena.game.v1 import cards_pb2, game_pb2, klaberjass_pb2
 from referee.codec.base import GameCodec, MalformedActionError
+from referee.codec.wire import (
+    BoundedCache,
+    SequenceCache,
+    int_field,
+    length_delimited,
+    message_fields,
+    optional_uint_field,
+    tag,
+    uint_field,
+    varint,
+)
 from referee.games.cards import Rank, Suit
 from referee.games.klaberjass import rules
 from referee.games.klaberjass.rules import (
@@ -96,8 +108,183 @@ def _hand_result(hand: HandResult) -> klaberjass_pb2.KlaberjassHandResult:
     return message
 
 
+_Obs = klaberjass_pb2.KlaberjassObservation
+_Seat = klaberjass_pb2.KlaberjassSeat
+_Trick = klaberjass_pb2.KlaberjassTrick
+_OBSERVATION_TAG = tag(game_pb2.Observation, "klaberjass")
+_TARGET_SCORE_TAG = tag(_Obs, "target_score")
+_HAND_NUMBER_TAG = tag(_Obs, "hand_number")
+_DEALER_TAG = tag(_Obs, "dealer")
+_PHASE_TAG = tag(_Obs, "phase")
+_TURN_UP_FIELD = message_fields(tag(_Obs, "turn_up"), _CARDS)
+_TRUMP_TAG = tag(_Obs, "trump")
+_MAKER_TAG = tag(_Obs, "maker")
+_BIDS_TAG = tag(_Obs, "bids")
+_BOTTOM_CARD_FIELD = message_fields(tag(_Obs, "bottom_card"), _CARDS)
+_DIX_EXCHANGED_BY_TAG = tag(_Obs, "dix_exchanged_by")
+_HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
+_SEATS_TAG = tag(_Obs, "seats")
+_SEQUENCE_WINNER_TAG = tag(_Obs, "sequence_winner")
+_CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
+_COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
+_PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
+_SEAT_SCORE_TAG = tag(_Seat, "score")
+_SEAT_HAND_SIZE_TAG = tag(_Seat, "hand_size")
+_SEAT_TRICKS_WON_TAG = tag(_Seat, "tricks_won")
+_SEAT_CARD_POINTS_TAG = tag(_Seat, "card_points")
+_SEAT_DECLARED_LENGTH_TAG = tag(_Seat, "declared_length")
+_SEAT_DECLARED_TOP_TAG = tag(_Seat, "declared_top")
+_SEAT_SEQUENCE_POINTS_TAG = tag(_Seat, "sequence_points")
+_SEAT_SHOWN_FIELD = message_fields(tag(_Seat, "shown_sequence_cards"), _CARDS)
+_SEAT_BELLA_TAG = tag(_Seat, "bella")
+_SEAT_KNOWN_FIELD = message_fields(tag(_Seat, "known_cards"), _CARDS)
+_TRICK_LEADER_TAG = tag(_Trick, "leader")
+_TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
+_TRICK_WINNER_TAG = tag(_Trick, "winner")
+_TRICK_KEY = attrgetter("leader", "cards", "winner")
+_SEAT_KEY = attrgetter(
+    "score",
+    "hand_size",
+    "tricks_won",
+    "card_points",
+    "declared_length",
+    "declared_top",
+    "sequence_points",
+    "shown_sequences",
+    "bella",
+    "known_cards",
+)
+
+
+def _seat_field(key: tuple[Any, ...]) -> bytes:
+    """One ``seats`` entry, tag included, of a ``SeatView``'s fields in order."""
+    score, hand_size, tricks, points, length, top, sequence_points, shown, bella, known = key
+    return length_delimited(
+        _SEATS_TAG,
+        b"".join(
+            [
+                int_field(_SEAT_SCORE_TAG, score),
+                uint_field(_SEAT_HAND_SIZE_TAG, hand_size),
+                uint_field(_SEAT_TRICKS_WON_TAG, tricks),
+                uint_field(_SEAT_CARD_POINTS_TAG, points),
+                uint_field(_SEAT_DECLARED_LENGTH_TAG, length),
+                uint_field(_SEAT_DECLARED_TOP_TAG, _rank(top)) if top >= 0 else b"",
+                uint_field(_SEAT_SEQUENCE_POINTS_TAG, sequence_points),
+                *map(_SEAT_SHOWN_FIELD.__getitem__, shown),
+                uint_field(_SEAT_BELLA_TAG, bella),
+                *map(_SEAT_KNOWN_FIELD.__getitem__, known),
+            ]
+        ),
+    )
+
+
+def _completed_trick_field(key: tuple[int, tuple[int, ...], int]) -> bytes:
+    return length_delimited(_COMPLETED_TRICKS_TAG, _trick(Trick(*key)).SerializeToString())
+
+
+def _hand_result_field(hand: HandResult) -> bytes:
+    return length_delimited(_PREVIOUS_HANDS_TAG, _hand_result(hand).SerializeToString())
+
+
 class KlaberjassCodec(GameCodec):
-    """Codec for ``referee.games.klaberjass``."""
+    """Codec for ``referee.games.klaberjass``.
+
+    ``observation_bytes`` writes the observation from parts cached for this match: the hand's
+    header fields, the bids, each seat summary, the finished tricks and the previous hands
+    (both appended to as the match goes); the rest is written directly in field order.
+    """
+
+    def __init__(self, game: Any) -> None:
+        super().__init__(game)
+        self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
+        self._bids: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
+        self._seats: BoundedCache[tuple[Any, ...], bytes] = BoundedCache()
+        self._completed = SequenceCache(_completed_trick_field)
+        self._previous = SequenceCache(_hand_result_field)
+
+    def observation_bytes(self, observation: Any) -> bytes:
+        obs: KlaberjassObservation = observation
+        header_key = (
+            obs.target_score,
+            obs.hand_number,
+            obs.dealer,
+            obs.phase,
+            obs.turn_up,
+            obs.trump,
+            obs.maker,
+        )
+        header = self._headers.get(header_key)
+        if header is None:
+            header = self._headers.put(
+                header_key,
+                b"".join(
+                    [
+                        uint_field(_TARGET_SCORE_TAG, obs.target_score),
+                        uint_field(_HAND_NUMBER_TAG, obs.hand_number),
+                        uint_field(_DEALER_TAG, obs.dealer),
+                        uint_field(_PHASE_TAG, _PHASES[obs.phase]),
+                        _TURN_UP_FIELD[obs.turn_up],
+                        uint_field(_TRUMP_TAG, _suit(obs.trump)) if obs.trump >= 0 else b"",
+                        optional_uint_field(_MAKER_TAG, obs.maker) if obs.trump >= 0 else b"",
+                    ]
+                ),
+            )
+        if obs.bids:
+            bids_key = (obs.turn_up, obs.bids)
+            bids = self._bids.get(bids_key)
+            if bids is None:
+                bids = self._bids.put(
+                    bids_key,
+                    b"".join(
+                        [
+                            length_delimited(
+                                _BIDS_TAG,
+                                klaberjass_pb2.KlaberjassBid(
+                                    seat=seat,
+                                    round=1 if index < 2 else 2,
+                                    trump=_bid_trump(action, obs.turn_up),
+                                ).SerializeToString(),
+                            )
+                            for index, (seat, action) in enumerate(obs.bids)
+                        ]
+                    ),
+                )
+        else:
+            bids = b""
+        seats_cache = self._seats
+        seats = [
+            seats_cache.get(key) or seats_cache.put(key, _seat_field(key))
+            for key in map(_SEAT_KEY, obs.seats)
+        ]
+        trick = obs.current_trick
+        current = b"".join(
+            [
+                uint_field(_TRICK_LEADER_TAG, trick.leader),
+                *map(_TRICK_CARD_FIELD.__getitem__, trick.cards),
+                optional_uint_field(_TRICK_WINNER_TAG, trick.winner) if trick.winner >= 0 else b"",
+            ]
+        )
+        payload = b"".join(
+            [
+                header,
+                bids,
+                _BOTTOM_CARD_FIELD[obs.bottom_card] if obs.bottom_card >= 0 else b"",
+                optional_uint_field(_DIX_EXCHANGED_BY_TAG, obs.dix_exchanged_by)
+                if obs.dix_exchanged_by >= 0
+                else b"",
+                *map(_HAND_FIELD.__getitem__, obs.hand),
+                *seats,
+                optional_uint_field(_SEQUENCE_WINNER_TAG, obs.sequence_winner)
+                if obs.sequence_winner >= 0
+                else b"",
+                _CURRENT_TRICK_TAG,
+                varint(len(current)),
+                current,
+                self._completed(tuple(map(_TRICK_KEY, obs.completed_tricks))),
+                self._previous(obs.previous_hands),
+            ]
+        )
+        return _OBSERVATION_TAG + varint(len(payload)) + payload
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]
