@@ -13,6 +13,7 @@ from referee.codec.wire import (
     int_field,
     length_delimited,
     message_fields,
+    optional_uint_field,
     tag,
     uint_field,
     varint,
@@ -62,6 +63,7 @@ _SEAT_POSITIVE_TOTAL_TAG = tag(_Seat, "positive_total")
 _SEAT_BALANCE_TAG = tag(_Seat, "balance")
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
+_TRICK_WINNER_TAG = tag(_Trick, "winner")
 
 
 def _suit(suit_index: int) -> cards_pb2.Suit.ValueType:
@@ -141,7 +143,17 @@ def _seat_field(seat: tuple[int, int, int, int, int]) -> bytes:
 
 
 def _completed_trick_field(trick: tuple[int, tuple[int, ...], int]) -> bytes:
-    return length_delimited(_COMPLETED_TRICKS_TAG, _trick(*trick).SerializeToString())
+    leader, cards, winner = trick
+    return length_delimited(
+        _COMPLETED_TRICKS_TAG,
+        b"".join(
+            [
+                uint_field(_TRICK_LEADER_TAG, leader),
+                *map(_TRICK_CARD_FIELD.__getitem__, cards),
+                optional_uint_field(_TRICK_WINNER_TAG, winner),
+            ]
+        ),
+    )
 
 
 def _hand_result_field(hand: HandResult) -> bytes:

@@ -178,8 +178,19 @@ def _seat_field(key: tuple[Any, ...]) -> bytes:
     )
 
 
+def _trick_bytes(leader: int, cards: tuple[int, ...], winner: int) -> bytes:
+    """A serialized ``KlaberjassTrick`` (without its own tag); ``winner`` -1 while in play."""
+    return b"".join(
+        [
+            uint_field(_TRICK_LEADER_TAG, leader),
+            *map(_TRICK_CARD_FIELD.__getitem__, cards),
+            optional_uint_field(_TRICK_WINNER_TAG, winner) if winner >= 0 else b"",
+        ]
+    )
+
+
 def _completed_trick_field(key: tuple[int, tuple[int, ...], int]) -> bytes:
-    return length_delimited(_COMPLETED_TRICKS_TAG, _trick(Trick(*key)).SerializeToString())
+    return length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(*key))
 
 
 def _hand_result_field(hand: HandResult) -> bytes:
@@ -257,13 +268,7 @@ class KlaberjassCodec(GameCodec):
             for key in map(_SEAT_KEY, obs.seats)
         ]
         trick = obs.current_trick
-        current = b"".join(
-            [
-                uint_field(_TRICK_LEADER_TAG, trick.leader),
-                *map(_TRICK_CARD_FIELD.__getitem__, trick.cards),
-                optional_uint_field(_TRICK_WINNER_TAG, trick.winner) if trick.winner >= 0 else b"",
-            ]
-        )
+        current = _trick_bytes(trick.leader, trick.cards, trick.winner)
         payload = b"".join(
             [
                 header,

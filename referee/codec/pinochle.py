@@ -15,10 +15,12 @@ from cardarena.game.v1 import cards_pb2, game_pb2, pinochle_pb2
 from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.wire import (
     BoundedCache,
+    IdentityCache,
     SequenceCache,
     int_field,
     length_delimited,
     message_fields,
+    optional_uint_field,
     tag,
     uint_field,
     varint,
@@ -129,13 +131,30 @@ _SEAT_KNOWN_FIELD = message_fields(tag(_Seat, "known"), _CARDS)
 _SEAT_MELDS_TAG = tag(_Seat, "melds")
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
+_TRICK_WINNER_TAG = tag(_Trick, "winner")
 _TRICK_KEY = attrgetter("leader", "cards", "winner")
 
 
 def _completed_trick_field(key: tuple[int, tuple[int, int], int]) -> bytes:
     leader, cards, winner = key
-    trick = pinochle_pb2.PinochleTrick(leader=leader, cards=_cards(cards), winner=winner)
-    return length_delimited(_COMPLETED_TRICKS_TAG, trick.SerializeToString())
+    return length_delimited(
+        _COMPLETED_TRICKS_TAG,
+        b"".join(
+            [
+                uint_field(_TRICK_LEADER_TAG, leader),
+                *map(_TRICK_CARD_FIELD.__getitem__, cards),
+                optional_uint_field(_TRICK_WINNER_TAG, winner),  # always set when complete
+            ]
+        ),
+    )
+
+
+def _meld_option_field(seat: int, trump: int, meld: int) -> bytes:
+    return length_delimited(_MELD_OPTIONS_TAG, _meld_option(seat, trump, meld).SerializeToString())
+
+
+def _seat_meld_field(meld: Meld) -> bytes:
+    return length_delimited(_SEAT_MELDS_TAG, _meld(meld).SerializeToString())
 
 
 def _hand_result_field(hand: HandResult) -> bytes:
@@ -175,9 +194,10 @@ class PinochleCodec(GameCodec):
         super().__init__(game)
         self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
         self._seats: BoundedCache[tuple[Any, ...], bytes] = BoundedCache()
+        self._declared: IdentityCache[bytes] = IdentityCache()
         self._melds_key: tuple[Meld, ...] | None = None
         self._seat_melds: tuple[bytes, ...] = (b"", b"")
-        self._meld_options: BoundedCache[tuple[int, int, tuple[int, ...]], bytes] = BoundedCache()
+        self._meld_options: BoundedCache[tuple[int, int, int], bytes] = BoundedCache()
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
 
@@ -195,13 +215,11 @@ class PinochleCodec(GameCodec):
             )
         if obs.melds != self._melds_key:  # tuple of the engine's Meld objects: fast compare
             self._melds_key = obs.melds
+            declared = self._declared
+            fields = [declared.get(m) or declared.put(m, _seat_meld_field(m)) for m in obs.melds]
             self._seat_melds = tuple(
                 b"".join(
-                    [
-                        length_delimited(_SEAT_MELDS_TAG, _meld(m).SerializeToString())
-                        for m in obs.melds
-                        if m.seat == seat
-                    ]
+                    [field for m, field in zip(obs.melds, fields, strict=True) if m.seat == seat]
                 )
                 for seat in (0, 1)
             )
@@ -220,24 +238,12 @@ class PinochleCodec(GameCodec):
                 strict=False,  # equal lengths by construction; strict costs per call
             )
         ]
-        if obs.meld_options:
-            options_key = (obs.seat, obs.trump, obs.meld_options)
-            offered = self._meld_options.get(options_key)
-            if offered is None:
-                offered = self._meld_options.put(
-                    options_key,
-                    b"".join(
-                        [
-                            length_delimited(
-                                _MELD_OPTIONS_TAG,
-                                _meld_option(obs.seat, obs.trump, meld).SerializeToString(),
-                            )
-                            for meld in obs.meld_options
-                        ]
-                    ),
-                )
-        else:
-            offered = b""
+        offered_cache, seat, trump = self._meld_options, obs.seat, obs.trump
+        offered = [
+            offered_cache.get((seat, trump, meld))
+            or offered_cache.put((seat, trump, meld), _meld_option_field(seat, trump, meld))
+            for meld in obs.meld_options
+        ]
         current = uint_field(_TRICK_LEADER_TAG, obs.trick_leader) + b"".join(
             map(_TRICK_CARD_FIELD.__getitem__, obs.current_trick)
         )
@@ -253,7 +259,7 @@ class PinochleCodec(GameCodec):
                 varint(len(current)),
                 current,
                 self._completed(tuple(map(_TRICK_KEY, obs.completed_tricks))),
-                offered,
+                *offered,
                 self._previous(obs.previous_hands),
             ]
         )
