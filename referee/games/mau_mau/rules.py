@@ -224,6 +224,28 @@ def _with_flag(actions: list[int], action: int, flag: bool) -> None:
         actions.append(action | LAST_CARD)
 
 
+_SINGLES: dict[int, tuple[int, ...]] = {}
+"""Single-card discards by suit, in-suit mask and last-card flag (filled as met; at most 64k)."""
+
+
+def _singles(suit: int, bits: int, flag: bool) -> tuple[int, ...]:
+    """The single-card discards of the cards ``bits`` of ``suit`` (a Jack with each announcement),
+    ascending, each followed by its last-card variant when ``flag``."""
+    key = bits << 3 | suit << 1 | flag
+    found = _SINGLES.get(key)
+    if found is None:
+        actions: list[int] = []
+        for rank in set_bits(bits):
+            card = 13 * suit + rank
+            if rank == _JACK:
+                for announce in range(5):
+                    _with_flag(actions, card | announce << ANNOUNCE_SHIFT, flag)
+            else:
+                _with_flag(actions, card, flag)
+        found = _SINGLES[key] = tuple(actions)
+    return found
+
+
 def discard_actions(
     playable: int, held_jacks: int, hand_size: int, barred: bool = False
 ) -> tuple[int, ...]:
@@ -233,14 +255,12 @@ def discard_actions(
     offered exactly when the discard leaves one card; a barred seat may not empty its hand.
     """
     actions: list[int] = []
-    single_flag = hand_size == 2
     if not (barred and hand_size == 1):
-        for card in set_bits(playable):
-            if card % 13 == _JACK:
-                for announce in range(5):
-                    _with_flag(actions, card | announce << ANNOUNCE_SHIFT, single_flag)
-            else:
-                _with_flag(actions, card, single_flag)
+        flag = hand_size == 2
+        actions += _singles(0, playable & 0x1FFF, flag)
+        actions += _singles(1, playable >> 13 & 0x1FFF, flag)
+        actions += _singles(2, playable >> 26 & 0x1FFF, flag)
+        actions += _singles(3, playable >> 39 & 0x1FFF, flag)
     if held_jacks & (held_jacks - 1) and playable & JACKS and not (barred and hand_size == 2):
         jacks = set_bits(held_jacks)
         double_flag = hand_size == 3
@@ -252,6 +272,29 @@ def discard_actions(
                 for announce in range(5):
                     _with_flag(actions, base | announce << ANNOUNCE_SHIFT, double_flag)
     return tuple(actions)
+
+
+_AFTER_CARD = {
+    wild: tuple(playable_after_card(c, wild) for c in range(_DECK)) for wild in (False, True)
+}
+"""``[jack_wild][card]``: the cards playable on ``card`` (see ``playable_after_card``)."""
+
+_SHUFFLE_STEPS = tuple((i, (i + 1).bit_length()) for i in reversed(range(1, _DECK)))
+"""``(i, bits)`` for each step of a Fisher-Yates shuffle of the pack, as ``Random.shuffle``."""
+
+
+def shuffle(cards: list[int], rng: random.Random) -> None:
+    """``rng.shuffle(cards)``, inlined: the same draws from ``rng``, the same result, faster.
+
+    ``Random.shuffle`` swaps ``cards[i]`` with ``cards[_randbelow(i + 1)]`` for ``i`` from the
+    top down, and ``_randbelow(n)`` draws ``getrandbits(n.bit_length())`` until below ``n``.
+    """
+    getrandbits = rng.getrandbits
+    for i, bits in _SHUFFLE_STEPS[_DECK - len(cards) :]:
+        j = getrandbits(bits)
+        while j > i:
+            j = getrandbits(bits)
+        cards[i], cards[j] = cards[j], cards[i]
 
 
 _CACHE: dict[int, tuple[int, ...]] = {}
@@ -325,7 +368,7 @@ class MauMauState(State):
         self.bars = self.cannot_discard == "barred_for_deal"
         self.negative = options["scoring"] == "negative"
         self.target = int(options["target"])
-        self._after_card = tuple(playable_after_card(c, self.jack_wild) for c in range(_DECK))
+        self._after_card = _AFTER_CARD[self.jack_wild]
         # Jacks are always playable when wild; otherwise the Jacks held join the legal-moves key.
         self._jack_key = 0 if self.jack_wild else JACKS
         self.tallies = [0] * num_seats
@@ -343,7 +386,7 @@ class MauMauState(State):
         self.deal_number += 1
         self.dealer = (self.dealer + 1) % n
         deck = list(range(_DECK))
-        self.rng.shuffle(deck)
+        shuffle(deck, self.rng)
         dealt = n * HAND_SIZE
         hands = [0] * n
         for k in range(n):  # one card at a time from the dealer's left: every n-th card
@@ -365,6 +408,11 @@ class MauMauState(State):
     def _draw(self, seat: int, count: int) -> int | None:
         """Give ``seat`` up to ``count`` cards, reshuffling the pile when the stock is empty."""
         stock = self.stock
+        if count == 1 and stock:
+            top = stock.pop()
+            self.hands[seat] |= 1 << top
+            self.counts[seat] += 1
+            return top
         if len(stock) >= count:
             drawn = stock[-count:]
             del stock[-count:]
@@ -378,7 +426,7 @@ class MauMauState(State):
                     return card  # nothing left anywhere: the remaining draws lapse
                 stock.extend(self.pile[:-1])
                 del self.pile[:-1]
-                self.rng.shuffle(stock)
+                shuffle(stock, self.rng)
                 self.reshuffles += 1
             card = stock.pop()
             self.hands[seat] |= 1 << card
@@ -391,7 +439,21 @@ class MauMauState(State):
     def legal_actions(self) -> Sequence[int]:
         legal = self._legal
         if legal is None:
-            legal = self._legal = self._compute_legal()
+            seat = self.to_act
+            if self.drawn is None and not self.bars and seat >= 0:  # the common case, inlined
+                hand = self.hands[seat]
+                size = self.counts[seat]
+                key = (
+                    hand & self.playable
+                    | (size if size < 4 else 4) << 52
+                    | (hand & self._jack_key) << 55
+                )
+                legal = _CACHE.get(key)
+                if legal is None:
+                    legal = self._compute_legal()
+            else:
+                legal = self._compute_legal()
+            self._legal = legal
         return legal
 
     def _compute_legal(self) -> tuple[int, ...]:
@@ -417,12 +479,12 @@ class MauMauState(State):
 
     def apply(self, action: int) -> None:
         seat = self.to_act
-        if seat < 0:
-            raise IllegalActionError("the game is over")
         legal = self._legal
         if legal is None:
             legal = self._compute_legal()
         if action not in legal:
+            if seat < 0:
+                raise IllegalActionError("the game is over")
             raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
         self._legal = None
         n = self.num_seats
