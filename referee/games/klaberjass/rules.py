@@ -50,6 +50,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import starmap
 from typing import NamedTuple
 
 from referee.games.api import (
@@ -184,6 +185,7 @@ def parse_card(text: str) -> int:
 SUIT_MASK = tuple(0xFF << (8 * s) for s in range(4))
 _ALL_CARDS = frozenset(range(DECK_SIZE))
 _DECK_ORDER = tuple(range(DECK_SIZE))
+_NO_ARGS = ((),) * DECK_SIZE
 
 
 def _strength(card: int, trump: int) -> int:
@@ -319,6 +321,15 @@ _RUN_ACTIONS = tuple(
     tuple(tuple(Run(s, low, length).action for low, length in _RUNS[byte]) for byte in range(256))
     for s in range(4)
 )
+
+
+_RUN_OF_ACTION = {
+    run.action: run
+    for run in (
+        Run(s, low, length) for s in range(4) for low in range(6) for length in range(3, 9 - low)
+    )
+}
+"""Every possible run by the action declaring it (``Run.from_action`` without building one)."""
 
 
 def declaration_actions(hand: int) -> tuple[int, ...]:
@@ -490,8 +501,8 @@ class KlaberjassState(State):
     def _deal(self, deck: Sequence[int] | None = None) -> None:
         """Start a hand; ``deck`` (top first) fixes the cards for tests, else a seeded shuffle."""
         if deck is None:  # a uniform shuffle: sort on random keys (faster than rng.shuffle)
-            rand = self.rng.random
-            cards = sorted(_DECK_ORDER, key=lambda _: rand())
+            keys = list(starmap(self.rng.random, _NO_ARGS))  # one rng.random() per card, in C
+            cards = sorted(_DECK_ORDER, key=keys.__getitem__)
         else:
             cards = list(deck)
             if sorted(cards) != list(range(DECK_SIZE)):
@@ -711,7 +722,7 @@ class KlaberjassState(State):
         if action not in self._declare_actions(seat):
             raise self._illegal(action)
         if action != NO_SEQUENCE:
-            self.declared[seat] = Run.from_action(action)
+            self.declared[seat] = _RUN_OF_ACTION[action]
         if seat != self.dealer and declaration_actions(self.hands[self.dealer]):
             self.to_act = self.dealer
         else:
