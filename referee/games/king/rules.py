@@ -346,6 +346,11 @@ class KingObservation:
 # -- the state ------------------------------------------------------------------------------------
 
 
+_SHUFFLE_STEPS = tuple((i, (i + 1).bit_length()) for i in reversed(range(1, 52)))
+"""``(i, bits)`` per step of ``Random.shuffle`` on the pack: swap ``i`` with
+``_randbelow(i + 1)``, which draws ``getrandbits(bits)`` until the value is at most ``i``."""
+
+
 class KingState(State):
     """A whole game of King: ten hands, from the first deal to the final balances."""
 
@@ -372,7 +377,13 @@ class KingState(State):
         self.contract = contract_of_hand(self.hand_number)
         self.dealer = dealer = (self.first_dealer + self.hand_number - 1) % NUM_SEATS
         deck = list(_BITS)
-        self.rng.shuffle(deck)
+        # rng.shuffle(deck), inlined: the same getrandbits draws, the same deck, ~2x cheaper.
+        getrandbits = self.rng.getrandbits
+        for i, bits in _SHUFFLE_STEPS:
+            j = getrandbits(bits)
+            while j > i:
+                j = getrandbits(bits)
+            deck[i], deck[j] = deck[j], deck[i]
         hands = [0] * NUM_SEATS
         for i in range(NUM_SEATS):  # one at a time, starting at the dealer's left
             hands[(dealer + 1 + i) % NUM_SEATS] = sum(deck[i::NUM_SEATS])
