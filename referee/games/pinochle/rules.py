@@ -274,10 +274,12 @@ def _above(card: int) -> int:
 
 _ABOVE = tuple(_above(c) for c in range(NUM_CARDS))
 _POINTS_BY_CARD = tuple(CARD_POINTS[(c >> 1) % 6] for c in range(NUM_CARDS))
-_PAIR_POINTS = tuple(
-    tuple(_POINTS_BY_CARD[a] + _POINTS_BY_CARD[b] for b in range(48)) for a in range(48)
+_TRICK_POINTS = tuple(_POINTS_BY_CARD[a] + _POINTS_BY_CARD[b] for a in range(48) for b in range(48))
+"""``[48 * lead + second]``: the card points of a trick."""
+_FOLLOWER_WINS = tuple(
+    bytes(follower_wins(a, b, trump) for a in range(48) for b in range(48)) for trump in range(4)
 )
-"""``[a][b]``: the card points of a trick of cards ``a`` and ``b``."""
+"""``[trump][48 * lead + second]``: 1 if the second card takes the trick (PIN-E1)."""
 _NINES = tuple(3 << (12 * s) for s in range(4))
 
 
@@ -605,6 +607,42 @@ def _meld_play_table() -> tuple[
 
 _MELD_PLAY = _meld_play_table()
 
+_MELD_REUSE = tuple(
+    tuple(
+        (
+            spec.mask,
+            spec.points(trump),
+            tuple((1 << card, 3 * card + MELD_CLASS[spec.kind_in(trump)]) for card in spec.cards),
+        )
+        for spec in MELDS
+    )
+    for trump in range(4)
+)
+"""``[trump][meld]``: (mask, points, (card bit, usage slot) per card), for the reuse rule."""
+
+
+def _allowed_with_tabled(
+    actions: tuple[int, ...],
+    tabled: int,
+    usage: Sequence[int],
+    reuse: tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...],
+) -> tuple[int, ...]:
+    """The meld actions among ``actions`` (all held) that ``meld_is_legal`` allows."""
+    allowed = []
+    for action in actions:
+        mask, points, cards = reuse[action - MELD_BASE]
+        if not mask & ~tabled:
+            continue  # every card already on the table: nothing from the concealed hand
+        if mask & tabled:
+            for bit, slot in cards:
+                if tabled & bit and usage[slot] >= points:
+                    break
+            else:
+                allowed.append(action)
+        else:
+            allowed.append(action)
+    return tuple(allowed)
+
 
 def shuffled_deck(rng: random.Random) -> list[int]:
     """A uniformly shuffled deck: the cards sorted by independent random keys.
@@ -829,45 +867,41 @@ class PinochleState(State):
             raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
         self._legal = None
         seat = self.to_act
-        if action < MELD_BASE:
-            # Play a card (inlined: the hot path of random playouts).
-            bit = 1 << action
-            self.hands[seat] ^= bit
-            known = self.known
-            if known[seat] & bit:
-                self.tabled[seat] &= ~bit
-                known[seat] ^= bit
-            lead = self.lead
-            if lead < 0:
-                self.lead = action
-                self.to_act = 1 - seat
+        if action >= MELD_BASE:
+            if action < DIX_BASE:
+                self._meld(seat, action - MELD_BASE)
+            elif action < DRAW:
+                self._dix(seat, 12 * self.trump + action - DIX_BASE)
+            elif action == DRAW:
+                self._draw(seat)
             else:
-                self._finish_trick(seat, lead, action)
-        elif action < DIX_BASE:
-            self._meld(seat, action - MELD_BASE)
-        elif action < DRAW:
-            self._dix(seat, 12 * self.trump + action - DIX_BASE)
-        elif action == DRAW:
-            self._draw(seat)
-        else:
-            self._declare_out(seat)
-
-    def _finish_trick(self, seat: int, lead: int, card: int) -> None:
+                self._declare_out(seat)
+            return
+        # Play a card; with the end of a trick, the hot path of random playouts, all inlined.
+        bit = 1 << action
+        hands = self.hands
+        hands[seat] ^= bit
+        known = self.known
+        if known[seat] & bit:
+            self.tabled[seat] &= ~bit
+            known[seat] ^= bit
+        lead = self.lead
+        if lead < 0:
+            self.lead = action
+            self.to_act = 1 - seat
+            return
         trump = self.trump
-        if card // 12 == lead // 12:
-            winner = seat if card > lead | 1 else 1 - seat
-        else:
-            winner = seat if card // 12 == trump else 1 - seat
-        self.trick_points[winner] += _PAIR_POINTS[lead][card]
+        index = NUM_CARDS * lead + action
+        winner = seat if _FOLLOWER_WINS[trump][index] else 1 - seat
+        self.trick_points[winner] += _TRICK_POINTS[index]
         self.tricks_won[winner] += 1
         completed = self.completed
-        completed.append((1 - seat, lead, card, winner))
+        completed.append((1 - seat, lead, action, winner))
         self.lead = -1
         self.to_act = self.trick_leader = winner
         if self.phase == PHASE_STOCK:
-            # The winner may meld / exchange the dix; else both draw at once (both inlined).
+            # The winner may meld / exchange the dix; else both draw at once.
             self._melded = self._dix_done = False
-            hands = self.hands
             hand = hands[winner]
             found = held_meld_actions(hand, trump)
             if found and self.tabled[winner]:
@@ -902,10 +936,7 @@ class PinochleState(State):
         if found:
             tabled = self.tabled[seat]
             if tabled:
-                usage = self.usage
-                found = tuple(
-                    a for a in found if meld_is_legal(a - MELD_BASE, hand, tabled, usage, trump)
-                )
+                found = _allowed_with_tabled(found, tabled, self.usage, _MELD_REUSE[trump])
         self._meld_options = found
         return found
 
