@@ -822,6 +822,11 @@ class PinochleState(State):
                     *_SUIT_CARDS[3][hand >> 36],
                     *self._declare,
                 )
+            elif self.phase == PHASE_MELD:
+                found = _NO_ACTIONS if self._melded else self._meld_options
+                if found is None:
+                    found = self._find_melds(self.to_act)
+                legal = self._legal = found + self._dix_actions(self.to_act) + self._draw_declare
             else:
                 legal = self._legal = self._compute_legal()
         return legal
@@ -901,13 +906,16 @@ class PinochleState(State):
         self.to_act = self.trick_leader = winner
         if self.phase == PHASE_STOCK:
             # The winner may meld / exchange the dix; else both draw at once.
-            self._melded = self._dix_done = False
             hand = hands[winner]
             found = held_meld_actions(hand, trump)
             if found and self.tabled[winner]:
                 found = self._find_melds(winner)
-            self._meld_options = found
-            if found or (hand >> (12 * trump) & 3 and self._dix_actions(winner)):
+            if found or (
+                (hand & ~self.dixed) >> (12 * trump) & 3  # a 9 of trumps (see _dix_actions)
+                and (self.dix_points or self.turn_up >> 1 != 6 * trump)
+            ):
+                self._meld_options = found
+                self._melded = self._dix_done = False
                 self.phase = PHASE_MELD
                 return
             stock, pos = self.stock, self.stock_pos
