@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from botkit import Bot
+from botkit import Bot, time_left_s
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import game_pb2
 from referee.codec import codec_for
@@ -86,10 +86,14 @@ class _Codecs:
 
 
 def budget_seconds(request: bot_service_pb2.ChooseActionRequest, budget_ms: float) -> float:
-    """The time this decision may take."""
+    """The time this decision may take: the budget, capped by a share of the move time and of
+    what is really left before the referee's deadline (``botkit.time_left_s``) when served."""
     move_ms = request.time_control.move_time_ms
     if move_ms:
         budget_ms = min(budget_ms, SHARE_OF_MOVE_TIME * move_ms)
+    left_s = time_left_s()
+    if left_s is not None:
+        budget_ms = min(budget_ms, SHARE_OF_MOVE_TIME * left_s * 1000)
     return max(0.0, budget_ms) / 1000
 
 
