@@ -297,6 +297,9 @@ def shuffle(cards: list[int], rng: random.Random) -> None:
         cards[i], cards[j] = cards[j], cards[i]
 
 
+_SIZE_KEY = tuple(min(size, 4) << 52 for size in range(_DECK + 1))
+"""The hand-size part of a legal-moves cache key: 1, 2, 3 or more cards."""
+
 _CACHE: dict[int, tuple[int, ...]] = {}
 """Legal discards by key (see ``MauMauState.legal_actions``): a pure function, shared."""
 _CACHE_LIMIT = 1 << 18
@@ -413,12 +416,14 @@ class MauMauState(State):
             self.hands[seat] |= 1 << top
             self.counts[seat] += 1
             return top
-        if len(stock) >= count:
-            drawn = stock[-count:]
-            del stock[-count:]
-            self.hands[seat] |= sum(map(_BITS.__getitem__, drawn))
+        if len(stock) >= count:  # taken from the end of the stock
+            taken = 0
+            for _ in range(count):
+                top = stock.pop()
+                taken |= 1 << top
+            self.hands[seat] |= taken
             self.counts[seat] += count
-            return drawn[0]  # the last card taken (the stock is drawn from its end)
+            return top
         card = None
         for _ in range(count):
             if not stock:
@@ -443,11 +448,9 @@ class MauMauState(State):
             if self.drawn is None and not self.bars and seat >= 0:  # the common case, inlined
                 hand = self.hands[seat]
                 size = self.counts[seat]
-                key = (
-                    hand & self.playable
-                    | (size if size < 4 else 4) << 52
-                    | (hand & self._jack_key) << 55
-                )
+                key = hand & self.playable | _SIZE_KEY[size]
+                if self._jack_key:
+                    key |= (hand & self._jack_key) << 55
                 legal = _CACHE.get(key)
                 if legal is None:
                     legal = self._compute_legal()
