@@ -186,6 +186,20 @@ SUIT_MASK = tuple(0xFF << (8 * s) for s in range(4))
 _ALL_CARDS = frozenset(range(DECK_SIZE))
 _DECK_ORDER = tuple(range(DECK_SIZE))
 _NO_ARGS = ((),) * DECK_SIZE
+_HAND_START: dict[str, object] = {
+    "bottom_card": -1,
+    "trump": -1,
+    "maker": -1,
+    "phase": BIDDING_TURN_UP,
+    "dix_by": -1,
+    "declarations_done": False,
+    "sequence_winner": -1,
+    "sequences_shown": False,
+    "bella_seat": -1,
+    "known": 0,
+    "lead": -1,
+}
+"""The per-hand attributes that start every deal with these (immutable) values."""
 
 
 def _strength(card: int, trump: int) -> int:
@@ -463,6 +477,21 @@ class KlaberjassState(State):
 
     game_type = KLABERJASS
 
+    # Set at each deal from _HAND_START by one dict update.
+    bottom_card: int
+    trump: int
+    maker: int
+    phase: int
+    dix_by: int
+    declarations_done: bool
+    sequence_winner: int
+    sequences_shown: bool
+    bella_seat: int
+    """The seat that held both K and Q of trumps when play began (-1: none)."""
+    known: int
+    """Cards in a hand that both seats know of (taken turn-up, shown sequence)."""
+    lead: int
+
     def __init__(
         self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
     ) -> None:
@@ -516,24 +545,14 @@ class KlaberjassState(State):
         hands[self.dealer] = b[3] | b[4] | b[5] | b[9] | b[10] | b[11]
         self.hands = hands
         self.turn_up = cards[12]
-        self.bottom_card = -1
-        self.trump = -1
-        self.maker = -1
-        self.bids: list[tuple[int, int]] = []
-        self.phase = BIDDING_TURN_UP
         self.to_act = elder
-        self.dix_by = -1
+        self.__dict__.update(_HAND_START)
+        self.bids: list[tuple[int, int]] = []
         self.declared: list[Run | None] = [None, None]
-        self.declarations_done = False
-        self.sequence_winner = -1
         self.sequence_points = [0, 0]
         self.sequence_cards = [0, 0]
-        self.sequences_shown = False
-        self.bella_seat = -1  # the seat that held both K and Q of trumps when play began
         self.bella = [False, False]
-        self.known = 0  # cards in a hand that both seats know of (taken turn-up, shown sequence)
         self.card_points = [0, 0]
-        self.lead = -1
         self.completed: list[tuple[int, int, int, int]] = []  # leader, lead, follow, winner
 
     def current_seat(self) -> int:
