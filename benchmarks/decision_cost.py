@@ -40,7 +40,8 @@ from referee.games.registry import game_types, make_game
 from referee.match import Match
 
 TARGET_US = 10.0
-_CHOICES = [random.Random(0).getrandbits(30) for _ in range(1 << 16)]
+_CHOICE_RNG = random.Random(0)
+_CHOICES = [_CHOICE_RNG.getrandbits(30) for _ in range(1 << 16)]
 
 Stage = Callable[[int], int]
 """Plays one seeded match, doing some stages per decision; returns its number of decisions."""

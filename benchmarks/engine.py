@@ -24,7 +24,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from referee.games.api import Game
 from referee.games.registry import game_types, make_game
 
-_CHOICES = [random.Random(0).getrandbits(30) for _ in range(1 << 16)]
+_CHOICE_RNG = random.Random(0)
+_CHOICES = [_CHOICE_RNG.getrandbits(30) for _ in range(1 << 16)]
+"""Pre-drawn random numbers, so the random player's own draws cost almost nothing."""
+
+
+WHOLE_GAME_OPTIONS: dict[str, list[dict[str, object]]] = {
+    # Random players declare out within a few moves, so default Pinochle games are mostly set-up;
+    # without declaring out the same figure covers whole games of card play and melds.
+    "pinochle": [{"declare_out": "disabled"}],
+}
 
 
 def baseline_hand(rng: random.Random) -> int:
@@ -107,10 +116,16 @@ def main() -> None:
         if args.game and game_type.name not in args.game:
             continue
         seats = sorted({game_type.min_seats, min(4, game_type.max_seats), game_type.max_seats})
-        for num_seats in seats:
-            cost = measure(playout(make_game(game_type.name, num_seats)), args.seconds)
+        configs: list[tuple[int, dict[str, object]]] = [(n, {}) for n in seats]
+        configs += [
+            (game_type.min_seats, extra) for extra in WHOLE_GAME_OPTIONS.get(game_type.name, ())
+        ]
+        for num_seats, options in configs:
+            game = make_game(game_type.name, num_seats, options)
+            cost = measure(playout(game), args.seconds)
+            label = " ".join(f"{k}={v}" for k, v in options.items())
             row = {
-                "game": f"{game_type.name} {num_seats}p",
+                "game": f"{game_type.name} {num_seats}p {label}".strip(),
                 "us_per_decision": cost,
                 "ratio": cost / base,
             }
