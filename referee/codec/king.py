@@ -16,7 +16,6 @@ from referee.codec.wire import (
     optional_uint_field,
     tag,
     uint_field,
-    varint,
 )
 from referee.games.king.rules import (
     ACCEPT,
@@ -243,7 +242,7 @@ class KingCodec(GameCodec):
                 self._previous(obs.previous_hands),
             ]
         )
-        return _OBSERVATION_TAG + varint(len(payload)) + payload
+        return length_delimited(_OBSERVATION_TAG, payload)
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]

@@ -289,7 +289,7 @@ class KlaberjassCodec(GameCodec):
                 self._previous(obs.previous_hands),
             ]
         )
-        return _OBSERVATION_TAG + varint(len(payload)) + payload
+        return length_delimited(_OBSERVATION_TAG, payload)
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]

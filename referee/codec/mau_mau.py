@@ -15,7 +15,6 @@ from referee.codec.wire import (
     message_fields,
     tag,
     uint_field,
-    varint,
 )
 from referee.games.mau_mau.rules import (
     ANNOUNCE_SHIFT,
@@ -169,7 +168,7 @@ class MauMauCodec(GameCodec):
                 self._previous(obs.previous_deals),
             ]
         )
-        return _OBSERVATION_TAG + varint(len(payload)) + payload
+        return length_delimited(_OBSERVATION_TAG, payload)
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]

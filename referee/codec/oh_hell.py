@@ -19,7 +19,6 @@ from referee.codec.wire import (
     packed_uints,
     tag,
     uint_field,
-    varint,
 )
 from referee.games.oh_hell.rules import BID_BASE, HandResult, OhHellObservation, trick_winner
 
@@ -189,7 +188,7 @@ class OhHellCodec(GameCodec):
         payload = b"".join(
             [header, hand, seats, _PHASE_FIELD[obs.bidding], current, completed, last.value]
         )
-        return _OBSERVATION_TAG + varint(len(payload)) + payload
+        return length_delimited(_OBSERVATION_TAG, payload)
 
     def _completed_bytes(self, obs: OhHellObservation, trump_suit: int) -> bytes:
         parts = []
