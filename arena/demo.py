@@ -44,7 +44,9 @@ def lineup(game: str, seats: int) -> list[str]:
     return kinds + ["random"] * max(2, seats + 1 - len(kinds))
 
 
-def run_demo(games: Sequence[str], matches: int, workdir: Path, seed: int) -> int:
+def run_demo(
+    games: Sequence[str], matches: int, workdir: Path, seed: int, kept: bool = True
+) -> int:
     """Play the demo; returns the exit code."""
     admin = secrets.token_urlsafe(16)
     token_file = workdir / "admin-token"
@@ -122,10 +124,12 @@ def run_demo(games: Sequence[str], matches: int, workdir: Path, seed: int) -> in
         console.print(
             "\nWhere to look next:\n"
             f"  service log      {workdir / 'arena.log'}\n"
-            f"  database         {workdir / 'arena.sqlite3'}\n"
-            "  your own bot     see README.md (botkit.serve) and docs/referee.md\n"
+            f"  database         {workdir / 'arena.sqlite3'}"
+            + ("\n" if kept else "  (deleted when the demo ends: keep them with --workdir DIR)\n")
+            + "  your own bot     docs/bot-authors.md; test it with: arena play --game oh-hell "
+            "--bot me=HOST:PORT --vs heuristic\n"
             "  keep it running  arena serve --admin-token-file FILE, then arena register / "
-            "arena standings / arena watch MATCH_ID"
+            "arena standings / arena watch MATCH_ID (README.md, 'Running a ladder')"
         )
         return 0
     finally:
@@ -173,4 +177,4 @@ def cmd_demo(args: argparse.Namespace) -> int:
         args.workdir.mkdir(parents=True, exist_ok=True)
         return run_demo(games, args.matches, args.workdir, args.seed)
     with tempfile.TemporaryDirectory(prefix="arena-demo-") as tmp:
-        return run_demo(games, args.matches, Path(tmp), args.seed)
+        return run_demo(games, args.matches, Path(tmp), args.seed, kept=False)
