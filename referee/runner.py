@@ -156,7 +156,7 @@ async def _play_match(
             if stop is not None and stop.is_set():
                 match.abort("the referee stopped before the end")
                 break
-            log = await _play_one_move(match, spec, bots, codec, requests, game_metrics)
+            log = await _play_one_move(match, bots, codec, requests, game_metrics)
             if on_move is not None:
                 on_move(match, log)
         end_requests = _end_requests(match, spec.match_id)
@@ -179,7 +179,6 @@ async def _play_match(
 
 async def _play_one_move(
     match: Match,
-    spec: MatchSpec,
     bots: Sequence[BotEndpoint],
     codec: GameCodec,
     requests: RequestEncoder,
