@@ -259,7 +259,7 @@ class Arena:
                 move=arena_service_pb2.MoveEvent(
                     index=move.index,
                     seat=move.seat,
-                    description=match.state.describe_action(move.action),
+                    description=match.state.describe_public_action(move.action),
                     defaulted=move.fault is not None,
                     scores=match.state.scores_so_far(),
                 )

@@ -554,3 +554,24 @@ def test_random_playouts_hide_cards_and_conserve_them_under_every_option(
         assert max(outcome.scores) >= game.options["target_score"]  # type: ignore[operator]
     for seed in range(100):
         random_playout(game, seed)
+
+
+def test_spectators_learn_a_declared_sequences_length_and_top_not_its_cards() -> None:
+    import random as _random
+
+    from referee.games.registry import make_game as _make_game
+
+    for seed in range(200):
+        state = _make_game("klaberjass", 2).new_state(seed)
+        rng = _random.Random(seed)
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            for action in legal:
+                private = state.describe_action(action)
+                if private.startswith("declare ") and private != "declare no sequence":
+                    public = state.describe_public_action(action)
+                    assert public.startswith("declare a sequence of "), public
+                    assert not any(suit in public.split()[-1] for suit in "SHDC♠♥♦♣")
+                    return
+            state.apply(legal[rng.randrange(len(legal))])
+    raise AssertionError("no sequence was declarable in 200 seeded games")

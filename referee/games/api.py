@@ -168,6 +168,14 @@ class State(ABC):
     def describe_action(self, action: int) -> str:
         """A short human-readable form of ``action`` ("bid 2", "play QS")."""
 
+    def describe_public_action(self, action: int) -> str:
+        """What spectators may be told of ``action`` while the match is live.
+
+        The same as ``describe_action`` unless the action carries something the other seats
+        learn only later (a game overrides it then).
+        """
+        return self.describe_action(action)
+
     @abstractmethod
     def private_cards(self, seat: int) -> frozenset[int]:
         """Cards only ``seat`` may see now (its concealed hand); the conformance suite's oracle."""

@@ -885,6 +885,13 @@ class KlaberjassState(State):
                 return "declare " + "-".join(cards)
         return f"action {action}"
 
+    def describe_public_action(self, action: int) -> str:
+        if DECLARE_BASE <= action < DECLARE_BASE + 256:  # length and top rank, not the cards
+            seq = Run.from_action(action)
+            top = RANK_LETTERS[RANKS[seq.top]]
+            return f"declare a sequence of {seq.length} to the {top}"
+        return self.describe_action(action)
+
     def private_cards(self, seat: int) -> frozenset[int]:
         return frozenset(cards_of(self.hands[seat] & ~self.known))
 
