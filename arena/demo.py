@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import secrets
-import socket
 import sys
 import tempfile
 import time
@@ -21,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from arena.cli_service import standings_table
 from arena.client import ArenaClient
-from arena.local_bots import BotProcess, start_many, start_server, stop_bot
+from arena.local_bots import BotProcess, free_port, start_many, start_server, stop_bot
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
 from referee.games.registry import STATE_CLASSES
@@ -30,12 +29,6 @@ from sample_bots.serve import BOTS
 console = Console(width=None if sys.stdout.isatty() else 110)
 
 DEMO_SEATS = {"oh-hell": 4, "mau-mau": 4, "king": 4, "pinochle": 2, "klaberjass": 2}
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def lineup(game: str, seats: int) -> list[str]:
@@ -51,7 +44,7 @@ def run_demo(
     admin = secrets.token_urlsafe(16)
     token_file = workdir / "admin-token"
     token_file.write_text(admin)
-    metrics_port = _free_port()
+    metrics_port = free_port()
     command = [
         sys.executable,
         "-m",

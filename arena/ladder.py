@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import logging
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -20,6 +19,7 @@ from typing import Any, TypeVar
 import trio
 
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
+from arena.store.calls import call_store
 from arena.store.repository import HOUSE_RANDOM, Claim, Store
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import record_pb2
@@ -96,17 +96,7 @@ class Arena:
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a store operation on the database's own thread(s), timing it."""
-        loop = asyncio.get_running_loop()
-        started = time.perf_counter()
-        try:
-            return await await_aio(
-                lambda: loop.run_in_executor(self.store.db.executor, partial(fn, *args))
-            )
-        finally:
-            name = getattr(fn, "__name__", "other")
-            if name in ("claim", "record_result", "register_bot", "standings", "recover"):
-                operation = "claim_match" if name == "claim" else name
-                self.metrics.store_duration.labels(operation).observe(time.perf_counter() - started)
+        return await await_aio(lambda: call_store(self.store, self.metrics, fn, *args))
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Recover, then schedule, validate, sweep and play until ``stop`` is set.

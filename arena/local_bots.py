@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import selectors
+import socket
 import subprocess
 import sys
 import time
@@ -88,6 +89,13 @@ def _wait_listening(kind: str, process: subprocess.Popen[str]) -> BotProcess:
         selector.close()
     stop_bot(process)
     raise RuntimeError(f"bot {kind!r} did not start listening within {STARTUP_TIMEOUT_S} s")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` right now (for servers that must be told a port)."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
 
 
 def stop_bot(process: subprocess.Popen[str], grace_s: float = 5.0) -> None:

@@ -7,6 +7,7 @@ from rich.table import Table
 from cardarena.game.v1 import record_pb2
 from referee.codec import codec_for
 from referee.codec.common import options_from_wire
+from referee.codec.record import fault_name
 from referee.games.api import GameType
 from referee.games.registry import make_game
 
@@ -16,11 +17,6 @@ STATUS_NAMES = {
     record_pb2.MATCH_STATUS_VOIDED: "voided",
     record_pb2.MATCH_STATUS_ABORTED: "aborted",
 }
-
-
-def fault_name(kind: int) -> str:
-    """``timeout`` for ``FAULT_KIND_TIMEOUT``."""
-    return record_pb2.FaultKind.Name(kind).removeprefix("FAULT_KIND_").lower()  # type: ignore[arg-type]
 
 
 def result_table(record: record_pb2.MatchRecord) -> Table:

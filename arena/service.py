@@ -11,13 +11,13 @@ import asyncio
 import hmac
 import re
 from collections.abc import AsyncIterator, Callable
-from functools import partial
 from typing import Any, NoReturn, TypeVar
 
 import grpc
 import grpc.aio
 
 from arena.ladder import Arena
+from arena.store.calls import call_store
 from arena.store.repository import Store, StoreError
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
@@ -58,9 +58,8 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         self.admin_token = admin_token
 
     async def _call(self, context: Context, fn: Callable[..., T], *args: Any) -> T:
-        loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self.store.db.executor, partial(fn, *args))
+            return await call_store(self.store, self.arena.metrics, fn, *args)
         except StoreError as error:
             await _abort(context, grpc.StatusCode[error.code], str(error))
 

@@ -40,7 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
-from arena.store.db import open_database
+from arena.store.db import open_database, scratch_postgres_database
 from arena.store.repository import Store
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
@@ -86,16 +86,8 @@ def database_url(url: str | None) -> Iterator[str]:
         with tempfile.TemporaryDirectory() as directory:
             yield str(Path(directory) / "ladder.sqlite3")
         return
-    import psycopg
-
-    name = f"cardarena_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    try:
-        yield url.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with scratch_postgres_database(url, "cardarena_bench") as scratch:
+        yield scratch
 
 
 class Baseline:

@@ -229,8 +229,17 @@ class Match:
         return self._apply(seat, action, elapsed_us, None)
 
     def fault(self, fault: Fault, elapsed_us: int) -> MoveLog:
-        """The current seat failed to answer usefully: record it and play a default for it."""
+        """The current seat failed to answer usefully: record it and play a default for it.
+
+        A timeout while the seat still had a bank is the bank running out (the deadline was
+        move time plus bank); either way the bank is empty afterwards.
+        """
         seat = self.to_act()
+        if fault.kind is FaultKind.TIMEOUT and self.time_banks_ms[seat] > 0:
+            fault = Fault(
+                FaultKind.TIME_BANK_EXHAUSTED,
+                f"used its move time and {self.time_banks_ms[seat]} ms bank",
+            )
         if fault.kind in (FaultKind.TIMEOUT, FaultKind.TIME_BANK_EXHAUSTED):
             self.time_banks_ms[seat] = 0
         self.fault_counts[seat] += 1

@@ -199,15 +199,9 @@ async def _decide(
 ) -> MoveLog:
     seat = match.to_act()
     request = requests.encode(match)  # bytes: see RequestEncoder
-    bank_ms = match.time_banks_ms[seat]
     result = await bots[seat].choose_action(request, match.deadline_ms(seat) / 1000)
     if result.fault is not None:
-        fault = result.fault
-        if fault.kind is FaultKind.TIMEOUT and bank_ms > 0:
-            fault = Fault(
-                FaultKind.TIME_BANK_EXHAUSTED, f"used its move time and {bank_ms} ms bank"
-            )
-        return match.fault(fault, result.elapsed_us)
+        return match.fault(result.fault, result.elapsed_us)
     if not result.response.HasField("action"):
         return match.fault(
             Fault(FaultKind.MALFORMED_RESPONSE, "the answer has no action"), result.elapsed_us

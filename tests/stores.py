@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from arena.store.db import open_database
+from arena.store.db import open_database, scratch_postgres_database
 from arena.store.repository import Store
 
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -29,16 +28,8 @@ def postgres_available() -> bool:
 @contextmanager
 def postgres_url() -> Iterator[str]:
     """A new, empty database on the test server, dropped afterwards."""
-    import psycopg
-
-    name = f"cardarena_test_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    try:
-        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with scratch_postgres_database(POSTGRES_ADMIN_URL, "cardarena_test") as url:
+        yield url
 
 
 @contextmanager

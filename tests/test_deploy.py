@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -30,6 +29,7 @@ import pytest
 import yaml  # type: ignore[import-untyped]  # PyYAML, installed with kubernetes-validate
 from prometheus_client import CollectorRegistry, start_http_server
 
+from arena.local_bots import free_port
 from referee.games.registry import game_types, make_game
 from referee.metrics import Metrics
 from referee.runner import MatchSpec, play_match
@@ -385,13 +385,6 @@ def test_arena_deployment_probes_and_scrape_annotations() -> None:
 
 
 # --- a real Prometheus ------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import socket
 import sqlite3
 import sys
 import time
@@ -19,19 +18,13 @@ import grpc
 import pytest
 
 from arena.client import ArenaClient
-from arena.local_bots import BotProcess, start_server, stop_bot
+from arena.local_bots import BotProcess, free_port, start_server, stop_bot
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
 from referee.replay import resimulate
 from tests.helpers import ROOT, misbehaving_bot, random_bots
 
 ADMIN = "admin-secret"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass

@@ -7,13 +7,13 @@ import contextlib
 import sqlite3
 from pathlib import Path
 
+from arena.local_bots import free_port
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from tests.helpers import random_bots
 from tests.test_deploy import ALERTS, require_tool, running_prometheus
 from tests.test_ladder_e2e import (
     ADMIN,
     arena_service,
-    free_port,
     quick_ladder,
     register_all,
     wait_active,

@@ -18,14 +18,13 @@ import psycopg
 import pytest
 
 from arena.client import ArenaClient
-from arena.local_bots import BotProcess, start_server, stop_bot
+from arena.local_bots import BotProcess, free_port, start_server, stop_bot
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from tests.helpers import ROOT, random_bots
 from tests.stores import postgres_available, postgres_url
 from tests.test_ladder_e2e import (
     ADMIN,
     finished,
-    free_port,
     quick_ladder,
     register_all,
     wait_active,

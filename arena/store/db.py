@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
@@ -171,6 +172,22 @@ class PostgresDatabase(Database):
             | psycopg.errors.SerializationFailure
             | psycopg.OperationalError,
         )
+
+
+@contextlib.contextmanager
+def scratch_postgres_database(server_url: str, prefix: str = "cardarena_scratch") -> Iterator[str]:
+    """A new, empty database on the server of ``server_url``, dropped afterwards (tests and
+    benchmarks); yields its URL."""
+    import psycopg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield server_url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def open_database(url: str) -> Database:

@@ -26,6 +26,7 @@ from arena.ratings import INITIAL_MU, INITIAL_SIGMA, Rating, rate, set_ranks
 from arena.store.db import Database, Tx
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import record_pb2
+from referee.codec.record import fault_name
 
 HOUSE_RANDOM = "house:random"
 """Seat value for the arena's own random bot (validation matches)."""
@@ -70,11 +71,6 @@ def retry_transient(method: Callable[..., T]) -> Callable[..., T]:
         raise AssertionError("unreachable")
 
     return wrapper
-
-
-def _fault_name(kind: int) -> str:
-    """``timeout`` for ``FAULT_KIND_TIMEOUT``."""
-    return record_pb2.FaultKind.Name(kind).removeprefix("FAULT_KIND_").lower()  # type: ignore[arg-type]
 
 
 def now_us() -> int:
@@ -571,7 +567,7 @@ class Store:
             summaries,
         )
         fault_rows = sorted(
-            (bot_id, _fault_name(kind), count)
+            (bot_id, fault_name(kind), count)
             for seat, bot_id in players
             for kind, count in faults[seat].items()
         )
@@ -597,8 +593,8 @@ class Store:
                 reason = record.status_detail
                 if faults:
                     first = faults[0]
-                    name = record_pb2.FaultKind.Name(first.fault).removeprefix("FAULT_KIND_")
-                    reason = f"{len(faults)} fault(s); first: {name.lower()}: {first.fault_detail}"
+                    name = fault_name(first.fault)
+                    reason = f"{len(faults)} fault(s); first: {name}: {first.fault_detail}"
                 tx.execute(
                     "UPDATE bots SET state = 'rejected', state_detail = ? WHERE bot_id = ?",
                     (f"validation match {record.match_id[:12]} failed: {reason}", bot_id),

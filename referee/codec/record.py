@@ -10,6 +10,11 @@ from referee.codec.common import game_settings
 from referee.match import Match
 
 
+def fault_name(kind: int) -> str:
+    """``timeout`` for ``FAULT_KIND_TIMEOUT``: the name used in tables, metrics and the API."""
+    return record_pb2.FaultKind.Name(kind).removeprefix("FAULT_KIND_").lower()  # type: ignore[arg-type]
+
+
 def match_record(
     match: Match,
     codec: GameCodec,
