@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import selectors
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 STARTUP_TIMEOUT_S = 30.0
@@ -109,16 +108,3 @@ def stop_bot(process: subprocess.Popen[str], grace_s: float = 5.0) -> None:
             process.wait()
     if process.stdout is not None:
         process.stdout.close()
-
-
-@contextlib.contextmanager
-def local_bots(kinds: Sequence[str], seed: int | None = None) -> Iterator[list[BotProcess]]:
-    """Run one process per entry of ``kinds`` for the duration of the block."""
-    bots: list[BotProcess] = []
-    try:
-        for index, kind in enumerate(kinds):
-            bots.append(start_bot(kind, None if seed is None else seed + index))
-        yield bots
-    finally:
-        for bot in bots:
-            stop_bot(bot.process)
