@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from cardarena.game.v1 import cards_pb2, game_pb2, oh_hell_pb2
@@ -11,6 +12,7 @@ from referee.codec.wire import (
     BoundedCache,
     IdentityCache,
     LastValue,
+    SequenceCache,
     int_field,
     length_delimited,
     message_fields,
@@ -123,9 +125,12 @@ class OhHellCodec(GameCodec):
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(64)
         self._seats: BoundedCache[tuple[tuple[int | None, ...], ...], bytes] = BoundedCache()
         self._current_tricks: BoundedCache[tuple[int, tuple[int, ...]], bytes] = BoundedCache()
-        self._tricks: BoundedCache[tuple[object, ...], bytes] = BoundedCache()
+        self._seat_entries: BoundedCache[tuple[int | None, int, int], bytes] = BoundedCache()
+        self._completed = tuple(
+            SequenceCache(self._completed_trick(trump_suit)) for trump_suit in range(4)
+        )
+        """Finished tricks by trump suit: the suit decides each trick's winner."""
         self._hand_results: IdentityCache[bytes] = IdentityCache()
-        self._last_completed = LastValue()
         self._last_previous = LastValue()
 
     def observation_bytes(self, observation: Any) -> bytes:
@@ -164,8 +169,7 @@ class OhHellCodec(GameCodec):
         seats = self._seats.get(seats_key)
         if seats is None:
             seats = self._seats.put(
-                seats_key,
-                b"".join(map(_seat_field, obs.bids, obs.tricks_won, obs.scores)),
+                seats_key, b"".join(map(self._seat, obs.bids, obs.tricks_won, obs.scores))
             )
         trick_key = (obs.trick_leader, obs.current_trick)
         current = self._current_tricks.get(trick_key)
@@ -176,12 +180,7 @@ class OhHellCodec(GameCodec):
                     _CURRENT_TRICK_TAG, _trick_bytes(obs.trick_leader, obs.current_trick, None)
                 ),
             )
-        trump_suit = obs.trump_card // 13
-        completed_key = (trump_suit, obs.num_seats, obs.completed_tricks)
-        last = self._last_completed
-        if completed_key != last.key:
-            last.key, last.value = completed_key, self._completed_bytes(obs, trump_suit)
-        completed = last.value
+        completed = self._completed[obs.trump_card // 13](obs.completed_tricks)
         last = self._last_previous
         if obs.previous_hands != last.key:
             last.key, last.value = obs.previous_hands, self._previous_bytes(obs.previous_hands)
@@ -190,21 +189,23 @@ class OhHellCodec(GameCodec):
         )
         return length_delimited(_OBSERVATION_TAG, payload)
 
-    def _completed_bytes(self, obs: OhHellObservation, trump_suit: int) -> bytes:
-        parts = []
-        tricks, num_seats = self._tricks, obs.num_seats
-        for trick in obs.completed_tricks:
-            key = (trump_suit, num_seats, trick)
-            encoded = tricks.get(key)
-            if encoded is None:
-                leader, cards = trick
-                winner = (leader + trick_winner(cards, trump_suit)) % num_seats
-                encoded = tricks.put(
-                    key,
-                    length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(leader, cards, winner)),
-                )
-            parts.append(encoded)
-        return b"".join(parts)
+    def _completed_trick(self, trump_suit: int) -> Callable[[tuple[int, tuple[int, ...]]], bytes]:
+        """Encodes one finished trick (tag included); ``trump_suit`` decides its winner."""
+        num_seats = self.game.num_seats
+
+        def encode(trick: tuple[int, tuple[int, ...]]) -> bytes:
+            leader, cards = trick
+            winner = (leader + trick_winner(cards, trump_suit)) % num_seats
+            return length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(leader, cards, winner))
+
+        return encode
+
+    def _seat(self, bid: int | None, tricks_won: int, score: int) -> bytes:
+        key = (bid, tricks_won, score)
+        encoded = self._seat_entries.get(key)
+        if encoded is None:
+            encoded = self._seat_entries.put(key, _seat_field(bid, tricks_won, score))
+        return encoded
 
     def _previous_bytes(self, hands: tuple[HandResult, ...]) -> bytes:
         cache = self._hand_results

@@ -55,6 +55,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from referee.games.api import (
     GameType,
@@ -282,8 +283,7 @@ def priority(seat: int, dealer: int) -> int:
 # -- views ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class AuctionView:
+class AuctionView(NamedTuple):
     """The public state of a positive hand's auction."""
 
     calls: tuple[tuple[int, int], ...]
@@ -320,8 +320,7 @@ class HandResult:
     points: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class KingObservation:
+class KingObservation(NamedTuple):
     """What one seat sees: its own hand and everything public, never another hand."""
 
     seat: int

@@ -395,8 +395,7 @@ def game_winner(scores: Sequence[int], target: int) -> int | None:
 # -- views -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SeatView:
+class SeatView(NamedTuple):
     """What everyone knows about one seat in the current hand."""
 
     score: int
@@ -415,8 +414,7 @@ class SeatView:
     """Cards in its hand that both seats know of (taken turn-up, shown sequence)."""
 
 
-@dataclass(frozen=True)
-class Trick:
+class Trick(NamedTuple):
     """A trick: the leader and the cards in play order; the winner once complete."""
 
     leader: int
@@ -440,8 +438,7 @@ class HandResult(NamedTuple):
     points: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class KlaberjassObservation:
+class KlaberjassObservation(NamedTuple):
     """What one seat sees: its hand and everything public; never the other hand or the stock."""
 
     seat: int

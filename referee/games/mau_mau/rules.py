@@ -47,6 +47,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from referee.games.api import (
     GameType,
@@ -326,8 +327,7 @@ class DealResult:
     tallies: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class MauMauObservation:
+class MauMauObservation(NamedTuple):
     """What one seat sees: its own hand, hand sizes of the others, the pile; never the stock."""
 
     seat: int

@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from referee.games.api import (
     GameType,
@@ -157,9 +158,12 @@ class HandResult:
     points: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class OhHellObservation:
-    """What one seat sees: its own hand and everything public, never another hand or the deck."""
+class OhHellObservation(NamedTuple):
+    """What one seat sees: its own hand and everything public, never another hand or the deck.
+
+    A NamedTuple, like every game's observation: one is built per decision, and a frozen
+    dataclass costs about three times as much to construct (benchmarks/decision_cost.py).
+    """
 
     seat: int
     num_seats: int
