@@ -20,7 +20,7 @@ import trio
 
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
 from arena.store.calls import call_store
-from arena.store.repository import HOUSE_RANDOM, Claim, Store
+from arena.store.repository import HOUSE_RANDOM, STATE_CHANGE_GRACE_US, Claim, Store, now_us
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import record_pb2
 from referee.aio_bridge import await_aio
@@ -44,6 +44,12 @@ class ArenaConfig:
     lease_s: float = 300.0
     schedule_interval_s: float = 0.2
     pool_refresh_s: float = 5.0
+    """How often each ladder's pool reads the bots whose state changed (new, validated,
+    resumed, paused, pulled): such a change reaches matchmaking within this."""
+    pool_rebuild_s: float = 60.0
+    """How often each ladder's pool is rebuilt from every entrant: ratings and match counts
+    written by other arena processes reach this one's matchmaking within this (its own at once).
+    """
     health_interval_s: float = 30.0
     health_failures_to_pull: int = 3
     validation_matches: int = 2
@@ -70,6 +76,17 @@ class LiveMatch:
             queue.put_nowait(event)
 
 
+@dataclass
+class LadderPool:
+    """A ladder's matchmaking pool and when it was last rebuilt and brought up to date."""
+
+    pool: MatchmakingPool
+    built_at: float
+    checked_at: float
+    since_us: int
+    """State changes stamped at or after this (store clock, µs) are still to be read."""
+
+
 class Arena:
     """Ladders in motion: schedules matches into the store and plays them."""
 
@@ -92,7 +109,8 @@ class Arena:
         self.serving = False
         self._rng = random.Random(self.config.seed)
         self._work_available = trio.Event()
-        self._pools: dict[str, tuple[float, MatchmakingPool]] = {}
+        self._pools: dict[str, LadderPool] = {}
+        self._ladders: dict[str, arena_service_pb2.LadderConfig] = {}
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a store operation on the database's own thread(s), timing it."""
@@ -135,21 +153,21 @@ class Arena:
         for bot in validating:
             if not await self.db(self.store.has_validation, bot.bot_id):
                 await self.db(self.store.enqueue, None, "validation", self._validation_set(bot))
-        for ladder in await self.db(self.store.ladders):
-            config = ladder.config
+        self._ladders = await self.db(self.store.ladder_configs)
+        for ladder_id, config in self._ladders.items():
             target = max(2, 2 * (config.concurrency or 1))
-            queued = await self.db(self.store.waiting, ladder.ladder_id)
+            queued = await self.db(self.store.waiting, ladder_id)
             self.metrics.matches_waiting.labels(config.settings.game).set(queued)
             if queued >= target:
                 continue
-            pool = await self._pool(ladder.ladder_id, config.settings.game)
+            pool = await self._pool(ladder_id, config.settings.game)
             while queued < target:
                 players = pool.pick(config.settings.num_seats)
                 if not players:
                     break
                 planned = plan_set(players, self._rng, config.duplicate_deals)
-                if not await self.db(self.store.enqueue, ladder.ladder_id, "ladder", planned):
-                    self._pools.pop(ladder.ladder_id, None)  # a bot left: rebuild next tick
+                if not await self.db(self.store.enqueue, ladder_id, "ladder", planned):
+                    self._pools.pop(ladder_id, None)  # a bot left unseen: rebuild next tick
                     break
                 pool.scheduled([bot for match in planned for bot in match.seats])
                 queued += len(planned)
@@ -157,15 +175,21 @@ class Arena:
         self._work_available = trio.Event()
 
     async def _pool(self, ladder_id: str, game: str) -> MatchmakingPool:
-        """The ladder's matchmaking pool, rebuilt from the store every ``pool_refresh_s``."""
-        cached = self._pools.get(ladder_id)
+        """The ladder's matchmaking pool: kept across ticks, told of state changes every
+        ``pool_refresh_s`` and rebuilt from every entrant every ``pool_rebuild_s``."""
+        kept = self._pools.get(ladder_id)
         now = trio.current_time()
-        if cached is not None and now - cached[0] < self.config.pool_refresh_s:
-            return cached[1]
-        await self.db(self.store.enter_active_bots, ladder_id, game)
-        pool = MatchmakingPool(await self.db(self.store.entrants, ladder_id), self._rng)
-        self._pools[ladder_id] = (now, pool)
-        return pool
+        if kept is None or now - kept.built_at >= self.config.pool_rebuild_s:
+            since = now_us() - STATE_CHANGE_GRACE_US
+            await self.db(self.store.enter_active_bots, ladder_id, game)
+            pool = MatchmakingPool(await self.db(self.store.entrants, ladder_id), self._rng)
+            kept = self._pools[ladder_id] = LadderPool(pool, now, now, since)
+        elif now - kept.checked_at >= self.config.pool_refresh_s:
+            changes = await self.db(self.store.entrant_changes, ladder_id, game, kept.since_us)
+            kept.pool.remove(changes.gone)
+            kept.pool.update(changes.active)
+            kept.checked_at, kept.since_us = now, changes.next_since_us
+        return kept.pool
 
     def _validation_set(self, bot: Any) -> list[PlannedMatch]:
         seats = STATE_CLASSES[bot.game].game_type.min_seats
@@ -208,8 +232,12 @@ class Arena:
                 await self.db(self.store.release, claim.match_id, self.config.worker_id)
                 log.info("match %s given back to the queue (stopping)", claim.match_id)
                 return
-            if await self.db(self.store.record_result, record):
+            ratings = await self.db(self.store.record_result, record)
+            if ratings is not None:
                 self._count_result(claim, record)
+                kept = self._pools.get(claim.ladder_id or "")
+                if kept is not None:
+                    kept.pool.rated(ratings)
             live.publish(arena_service_pb2.WatchMatchResponse(finished=record))
         finally:
             live.publish(None)
@@ -229,8 +257,9 @@ class Arena:
                 self.config.validation_time_control,
                 FaultPolicy(max_faults=3),
             )
-        ladder = await self.db(self.store.ladder, claim.ladder_id)
-        config = ladder.config
+        config = self._ladders.get(claim.ladder_id)
+        if config is None:  # created since the last scheduling tick (by another process)
+            config = (await self.db(self.store.ladder, claim.ladder_id)).config
         game = make_game(
             config.settings.game, len(claim.seats), options_from_wire(config.settings.options)
         )

@@ -13,10 +13,10 @@ from __future__ import annotations
 import bisect
 import heapq
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from arena.ratings import INITIAL_SIGMA
+from arena.ratings import INITIAL_SIGMA, Rating
 
 NEW_BOT_BONUS = 8.0
 """Matches a brand-new bot is owed over a settled one, fading as its σ shrinks."""
@@ -55,8 +55,12 @@ WINDOW = 24
 
 def owed(entrant: Entrant) -> float:
     """Lower is more owed: matches scheduled, minus a bonus for unsettled ratings."""
-    unsettled = (entrant.sigma - SETTLED_SIGMA) / (INITIAL_SIGMA - SETTLED_SIGMA)
-    return entrant.scheduled - NEW_BOT_BONUS * min(1.0, max(0.0, unsettled))
+    return _owed(entrant.scheduled, entrant.sigma)
+
+
+def _owed(scheduled: int, sigma: float) -> float:
+    unsettled = (sigma - SETTLED_SIGMA) / (INITIAL_SIGMA - SETTLED_SIGMA)
+    return scheduled - NEW_BOT_BONUS * min(1.0, max(0.0, unsettled))
 
 
 class MatchmakingPool:
@@ -64,12 +68,14 @@ class MatchmakingPool:
 
     A heap orders entrants by how owed they are (ties broken at random); a rating-sorted list
     gives each anchor's neighbours by bisection. Scheduling an entrant pushes it back with one
-    more match owed (stale heap entries are skipped). Rebuild the pool from the store now and
-    then to pick up new bots and new ratings.
+    more match owed (stale heap entries are skipped). The pool lives across scheduling ticks:
+    ``rated`` applies new ratings, ``update`` and ``remove`` the bots that joined or left.
     """
 
     def __init__(self, entrants: Sequence[Entrant], rng: random.Random) -> None:
         self._rng = rng
+        self._scheduled = {e.bot_id: e.scheduled for e in entrants}
+        self._sigma = {e.bot_id: e.sigma for e in entrants}
         self._owed = {e.bot_id: owed(e) for e in entrants}
         self._rating = {e.bot_id: e.rating for e in entrants}
         self._by_rating = sorted((e.rating, e.bot_id) for e in entrants)
@@ -79,12 +85,19 @@ class MatchmakingPool:
     def __len__(self) -> int:
         return len(self._owed)
 
+    def __contains__(self, bot: object) -> bool:
+        return bot in self._owed
+
+    def entrant(self, bot: str) -> Entrant:
+        """A bot as the pool sees it now."""
+        return Entrant(bot, self._rating[bot], self._sigma[bot], self._scheduled[bot])
+
     def _most_owed(self) -> str:
         while True:
             value, _, bot = self._heap[0]
-            if value == self._owed[bot]:
+            if value == self._owed.get(bot):
                 return bot
-            heapq.heappop(self._heap)  # stale: the bot was scheduled since
+            heapq.heappop(self._heap)  # stale: the bot was scheduled, rated or removed since
 
     def pick(self, seats: int) -> list[str]:
         """The most owed bot plus the ``seats - 1`` best opponents near it in rating."""
@@ -109,8 +122,43 @@ class MatchmakingPool:
     def scheduled(self, bots: Sequence[str]) -> None:
         """Count one more match for each of ``bots`` (once per appearance)."""
         for bot in bots:
-            self._owed[bot] += 1
-            heapq.heappush(self._heap, (self._owed[bot], self._rng.random(), bot))
+            if bot in self._scheduled:
+                self._set(bot, self._rating[bot], self._sigma[bot], self._scheduled[bot] + 1)
+
+    def rated(self, ratings: Mapping[str, Rating]) -> None:
+        """New ratings of bots in the pool (others are ignored)."""
+        for bot, new in ratings.items():
+            if bot in self._scheduled:
+                self._set(bot, new.display, new.sigma, self._scheduled[bot])
+
+    def update(self, entrants: Sequence[Entrant]) -> None:
+        """Add bots, or replace what the pool knows of them (rating, σ, matches scheduled)."""
+        for e in entrants:
+            self._set(e.bot_id, e.rating, e.sigma, e.scheduled)
+
+    def remove(self, bots: Sequence[str]) -> None:
+        """Take bots out of matchmaking (those not in the pool are ignored); their heap
+        entries go stale."""
+        for bot in bots:
+            if bot in self._scheduled:
+                rating = self._rating.pop(bot)
+                del self._by_rating[bisect.bisect_left(self._by_rating, (rating, bot))]
+                del self._sigma[bot], self._owed[bot], self._scheduled[bot]
+
+    def _set(self, bot: str, rating: float, sigma: float, scheduled: int) -> None:
+        """Store a bot's figures, moving it in the rating order and the heap only if its
+        rating or owed value changed."""
+        old_rating = self._rating.get(bot)
+        if old_rating != rating:
+            if old_rating is not None:
+                del self._by_rating[bisect.bisect_left(self._by_rating, (old_rating, bot))]
+            bisect.insort(self._by_rating, (rating, bot))
+            self._rating[bot] = rating
+        self._sigma[bot], self._scheduled[bot] = sigma, scheduled
+        value = _owed(scheduled, sigma)
+        if self._owed.get(bot) != value:
+            self._owed[bot] = value
+            heapq.heappush(self._heap, (value, self._rng.random(), bot))
 
 
 def pick_players(entrants: Sequence[Entrant], seats: int, rng: random.Random) -> list[Entrant]:

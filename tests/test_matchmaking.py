@@ -9,7 +9,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.matchmaking import Entrant, pick_players, plan_set
+from arena.matchmaking import Entrant, MatchmakingPool, owed, pick_players, plan_set
 from arena.ratings import INITIAL_SIGMA, Rating, rate, set_ranks
 
 
@@ -85,3 +85,62 @@ def test_set_ranks_sum_each_bots_ranks_over_the_rotations() -> None:
         "b": 2,
         "c": 2,
     }
+
+
+operations = st.lists(
+    st.tuples(
+        st.sampled_from(["pick", "rated", "update", "remove"]),
+        st.integers(0, 11),
+        st.floats(-10, 40),
+        st.floats(0.5, INITIAL_SIGMA),
+    ),
+    max_size=60,
+)
+
+
+@given(operations)
+def test_a_pool_kept_across_ticks_matches_one_built_from_what_it_was_told(
+    steps: list[tuple[str, int, float, float]],
+) -> None:
+    """Whatever mix of matches, new ratings, joins and departures the pool is told of, it
+    holds exactly those entrants and each match is built around a most-owed one."""
+    rng = random.Random(7)
+    model = {f"b{i}": Entrant(f"b{i}", float(i), INITIAL_SIGMA, 0) for i in range(6)}
+    pool = MatchmakingPool(list(model.values()), rng)
+    for action, index, rating, sigma in steps:
+        bot = f"b{index}"
+        if action == "pick":
+            players = pool.pick(2)
+            if len(model) < 2:
+                assert players == []
+                continue
+            assert len(set(players)) == 2 and set(players) <= set(model)
+            assert owed(model[players[0]]) == min(owed(e) for e in model.values())
+            pool.scheduled(players)
+            for player in players:
+                model[player] = replace(model[player], scheduled=model[player].scheduled + 1)
+        elif action == "rated":
+            new = Rating(rating + 3 * sigma, sigma)
+            pool.rated({bot: new})
+            if bot in model:
+                model[bot] = replace(model[bot], rating=new.display, sigma=sigma)
+        elif action == "update":
+            model[bot] = Entrant(bot, rating, sigma, index)
+            pool.update([model[bot]])
+        else:
+            pool.remove([bot])
+            model.pop(bot, None)
+        assert len(pool) == len(model)
+        assert {b: pool.entrant(b) for b in model} == model
+        assert bot in pool if bot in model else bot not in pool
+
+
+def test_a_rating_change_moves_a_bot_among_its_new_neighbours() -> None:
+    entrants = [Entrant(f"b{i}", float(i * 10), 2.0, 5) for i in range(10)]
+    pool = MatchmakingPool(entrants, random.Random(1))
+    pool.update([Entrant("b0", 0.0, 2.0, 0)])  # most owed: every match is built around it
+    assert pool.pick(2)[1] == "b1"
+    pool.rated({"b0": Rating(95.0 + 6.0, 2.0)})  # μ − 3σ = 95
+    assert set(pool.pick(3)[1:]) == {"b9", "b8"}
+    pool.remove(["b0"])
+    assert "b0" not in pool.pick(9) and len(pool) == 9

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +13,10 @@ import pytest
 from openskill.models import PlackettLuce
 
 from arena.matchmaking import PlannedMatch
-from arena.store.repository import Store, StoreError
+from arena.ratings import INITIAL_SIGMA
+from arena.store.db import Tx, open_database
+from arena.store.repository import STATE_CHANGE_GRACE_US, Store, StoreError, now_us
+from arena.store.schema import MIGRATIONS
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2, record_pb2
 from tests.stores import open_store, postgres_available
@@ -96,8 +101,9 @@ def test_results_count_once_and_match_openskill(store: Store) -> None:
     claim = store.claim("w1", 60)
     assert claim is not None and claim.seats == tuple(ids)
     record = finished_record(claim.match_id, [2, 1, 3], [10, 20, 5])
-    assert store.record_result(record) is True
-    assert store.record_result(record) is False, "a result delivered twice counts once"
+    ratings = store.record_result(record)
+    assert ratings is not None
+    assert store.record_result(record) is None, "a result delivered twice counts once"
     model = PlackettLuce()
     expected = model.rate([[model.rating()] for _ in ids], ranks=[2, 1, 3])
     standings = {s.bot.bot_id: s for s in store.standings(ladder_id)}
@@ -105,6 +111,10 @@ def test_results_count_once_and_match_openskill(store: Store) -> None:
         assert standings[bot_id].mu == pytest.approx(team[0].mu)
         assert standings[bot_id].sigma == pytest.approx(team[0].sigma)
         assert standings[bot_id].matches == 1
+        assert (ratings[bot_id].mu, ratings[bot_id].sigma) == (
+            standings[bot_id].mu,
+            standings[bot_id].sigma,
+        ), "what the result returns for the matchmaking pool is what was stored"
     assert [s.position for s in store.standings(ladder_id)] == [1, 2, 3]
     assert store.standings(ladder_id)[0].bot.bot_id == ids[1]
     profile = store.profile(ids[1], 10)
@@ -121,9 +131,10 @@ def test_duplicate_set_is_rated_once_when_every_rotation_is_done(store: Store) -
     )
     first, second = store.claim("w", 60), store.claim("w", 60)
     assert first and second and first.seed == second.seed == 9
-    store.record_result(finished_record(first.match_id, [1, 2], [5, 1]))
+    assert store.record_result(finished_record(first.match_id, [1, 2], [5, 1])) == {}
     assert all(s.matches == 0 for s in store.standings(ladder_id)), "half a set is not rated"
-    store.record_result(finished_record(second.match_id, [1, 2], [5, 1]))
+    ratings = store.record_result(finished_record(second.match_id, [1, 2], [5, 1]))
+    assert ratings is not None and set(ratings) == set(ids)
     standings = store.standings(ladder_id)
     assert all(s.matches == 2 for s in standings)
     # Each bot won the deal once from the same seat: the set is a tie, ratings stay equal.
@@ -179,3 +190,83 @@ def test_a_set_with_a_bot_no_longer_active_is_not_enqueued(store: Store) -> None
     assert all(e.scheduled == 0 for e in store.entrants(ladder_id))
     store.set_bot_state(ids[0], token, "active")
     assert store.enqueue(ladder_id, "ladder", [PlannedMatch(1, tuple(ids))]) is True
+
+
+def test_a_tick_reads_only_the_bots_whose_state_changed(store: Store) -> None:
+    ids, token = active_bots(store, 3)
+    ladder_id = store.create_ladder(ladder_config())
+    store.enter_active_bots(ladder_id, "oh-hell")
+    first = store.entrant_changes(ladder_id, "oh-hell", 0)
+    assert {e.bot_id for e in first.active} == set(ids) and first.gone == []
+    quiet = store.entrant_changes(ladder_id, "oh-hell", first.next_since_us + 10**7)
+    assert quiet.active == [] and quiet.gone == [], "nothing changed after that"
+    since = now_us()
+    store.set_bot_state(ids[0], token, "paused")
+    newcomer = store.register_bot("alice", token, "late", "oh-hell", "127.0.0.1:1", "1")[0]
+    assert store.entrant_changes(ladder_id, "oh-hell", since).active == [], "still validating"
+    store.set_state_by_arena(newcomer.bot_id, "active", "passed validation", 0)
+    changes = store.entrant_changes(ladder_id, "oh-hell", since)
+    assert changes.gone == [ids[0]]
+    assert [(e.bot_id, e.scheduled, e.sigma) for e in changes.active] == [
+        (newcomer.bot_id, 0, INITIAL_SIGMA)
+    ], "a bot that became active is entered with a fresh rating"
+    assert newcomer.bot_id in {e.bot_id for e in store.entrants(ladder_id)}
+    assert changes.next_since_us <= now_us() - STATE_CHANGE_GRACE_US
+
+
+def test_a_database_of_the_previous_schema_is_migrated(tmp_path: Path) -> None:
+    path = str(tmp_path / "old.sqlite3")
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as old:
+        tx = Tx(old.cursor(), "sqlite")
+        tx.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for version, statements in enumerate(MIGRATIONS[:2], start=1):
+            for statement in statements("sqlite"):
+                tx.execute(statement)
+            tx.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+        tx.execute("INSERT INTO owners VALUES ('o', 'ann', 'h', 0)")
+        tx.execute(
+            "INSERT INTO bots (bot_id, owner_id, name, game, endpoint, version, state, "
+            "created_at_us) VALUES ('b1', 'o', 'one', 'oh-hell', 'h:1', '1', 'active', 0)"
+        )
+    database = open_database(path)
+    try:
+        store = Store(database)
+        ladder_id = store.create_ladder(ladder_config())
+        assert store.entrant_changes(ladder_id, "oh-hell", 1).active == []
+        store.enter_active_bots(ladder_id, "oh-hell")
+        assert [e.bot_id for e in store.entrants(ladder_id)] == ["b1"], "old bots still enter"
+        with database.transaction() as tx:
+            assert tx.one("SELECT MAX(version) FROM schema_version")[0] == len(MIGRATIONS)
+    finally:
+        database.close()
+
+
+def test_rotations_finishing_at_once_rate_their_set_exactly_once(store: Store) -> None:
+    ids, _ = active_bots(store, 2)
+    ladder_id = store.create_ladder(ladder_config(seats=2, duplicate=True))
+    store.enter_active_bots(ladder_id, "oh-hell")
+    sets = 8
+    for seed in range(sets):
+        store.enqueue(
+            ladder_id,
+            "ladder",
+            [PlannedMatch(seed, (ids[0], ids[1])), PlannedMatch(seed, (ids[1], ids[0]))],
+        )
+    for _ in range(sets):
+        pair = [store.claim("w", 60), store.claim("w", 60)]
+        barrier = threading.Barrier(2)
+
+        def finish(match_id: str, barrier: threading.Barrier) -> None:
+            barrier.wait()
+            store.record_result(finished_record(match_id, [1, 2], [5, 1]))
+
+        threads = [
+            threading.Thread(target=finish, args=(claim.match_id, barrier))
+            for claim in pair
+            if claim
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert [s.matches for s in store.standings(ladder_id)] == [2 * sets, 2 * sets]

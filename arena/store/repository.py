@@ -123,6 +123,20 @@ class Claim:
     endpoints: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class EntrantChanges:
+    """What changed in a ladder's field since a time: see ``Store.entrant_changes``."""
+
+    active: list[Entrant]
+    gone: list[str]
+    next_since_us: int
+    """Where the next read starts (a grace period before this one)."""
+
+
+STATE_CHANGE_GRACE_US = 10_000_000
+"""How far before the previous read ``entrant_changes`` looks again: covers the time between a
+state change's stamp and its commit, and clock skew between arena machines (10 s)."""
+
 _BOT_COLUMNS = (
     "b.bot_id, o.name, b.name, b.game, b.endpoint, b.version, b.state, b.state_detail, "
     "b.health_failures"
@@ -163,10 +177,11 @@ class Store:
             if tx.one("SELECT 1 FROM bots WHERE owner_id = ? AND name = ?", (owner_id, name)):
                 raise StoreError("ALREADY_EXISTS", f"{owner!r} already has a bot named {name!r}")
             bot_id = uuid.uuid4().hex[:12]
+            created = now_us()
             tx.execute(
                 "INSERT INTO bots (bot_id, owner_id, name, game, endpoint, version, state, "
-                "created_at_us) VALUES (?, ?, ?, ?, ?, ?, 'validating', ?)",
-                (bot_id, owner_id, name, game, endpoint, version, now_us()),
+                "created_at_us, state_changed_us) VALUES (?, ?, ?, ?, ?, ?, 'validating', ?, ?)",
+                (bot_id, owner_id, name, game, endpoint, version, created, created),
             )
             return self._bot(tx, bot_id), new_token
 
@@ -214,13 +229,14 @@ class Store:
                 raise StoreError("FAILED_PRECONDITION", "a retired bot cannot be changed")
             revalidate = bool(version) and version != bot.version
             tx.execute(
-                "UPDATE bots SET endpoint = ?, version = ?, state = ?, state_detail = ? "
-                "WHERE bot_id = ?",
+                "UPDATE bots SET endpoint = ?, version = ?, state = ?, state_detail = ?, "
+                "state_changed_us = ? WHERE bot_id = ?",
                 (
                     endpoint or bot.endpoint,
                     version or bot.version,
                     "validating" if revalidate else bot.state,
                     "" if revalidate else bot.state_detail,
+                    now_us(),
                     bot_id,
                 ),
             )
@@ -238,7 +254,9 @@ class Store:
             if state not in ("paused", "active", "retired"):
                 raise StoreError("INVALID_ARGUMENT", "state must be PAUSED, ACTIVE or RETIRED")
             tx.execute(
-                "UPDATE bots SET state = ?, state_detail = '' WHERE bot_id = ?", (state, bot_id)
+                "UPDATE bots SET state = ?, state_detail = '', state_changed_us = ? "
+                "WHERE bot_id = ?",
+                (state, now_us(), bot_id),
             )
             return self._bot(tx, bot_id)
 
@@ -247,8 +265,9 @@ class Store:
         """The arena's own state changes (validation, health sweep)."""
         with self.db.transaction() as tx:
             tx.execute(
-                "UPDATE bots SET state = ?, state_detail = ?, health_failures = ? WHERE bot_id = ?",
-                (state, detail, failures, bot_id),
+                "UPDATE bots SET state = ?, state_detail = ?, health_failures = ?, "
+                "state_changed_us = ? WHERE bot_id = ?",
+                (state, detail, failures, now_us(), bot_id),
             )
 
     # -- ladders --------------------------------------------------------------------------------
@@ -301,16 +320,33 @@ class Store:
                 return ladder
         raise StoreError("NOT_FOUND", f"no ladder {key!r}")
 
-    @retry_transient
-    def enter_active_bots(self, ladder_id: str, game: str) -> None:
-        """Give every active bot of the ladder's game an entry (a fresh rating) if it has none."""
+    def ladder_configs(self) -> dict[str, arena_service_pb2.LadderConfig]:
+        """Every ladder's config by id, without the counts ``ladders`` adds (for the scheduler:
+        those counts grow with the match history). A config never changes once stored."""
         with self.db.transaction() as tx:
-            tx.execute(
-                "INSERT INTO entries (ladder_id, bot_id, mu, sigma) "
-                "SELECT ?, bot_id, ?, ? FROM bots WHERE game = ? AND state = 'active' "
-                "AND bot_id NOT IN (SELECT bot_id FROM entries WHERE ladder_id = ?)",
-                (ladder_id, INITIAL_MU, INITIAL_SIGMA, game, ladder_id),
-            )
+            rows = tx.all("SELECT ladder_id, config FROM ladders ORDER BY created_at_us")
+        return {
+            ladder_id: arena_service_pb2.LadderConfig.FromString(bytes(config))
+            for ladder_id, config in rows
+        }
+
+    @retry_transient
+    def enter_active_bots(self, ladder_id: str, game: str, changed_since_us: int = 0) -> None:
+        """Give every active bot of the ladder's game an entry (a fresh rating) if it has none;
+        with ``changed_since_us``, only bots whose state changed since then."""
+        with self.db.transaction() as tx:
+            self._enter_active_bots(tx, ladder_id, game, changed_since_us)
+
+    @staticmethod
+    def _enter_active_bots(tx: Tx, ladder_id: str, game: str, changed_since_us: int) -> None:
+        tx.execute(  # ON CONFLICT: two arena processes may enter the same bot at once
+            "INSERT INTO entries (ladder_id, bot_id, mu, sigma) "
+            "SELECT ?, b.bot_id, ?, ? FROM bots b WHERE b.game = ? AND b.state = 'active' "
+            "AND b.state_changed_us >= ? AND NOT EXISTS (SELECT 1 FROM entries e "
+            "WHERE e.ladder_id = ? AND e.bot_id = b.bot_id) "
+            "ON CONFLICT (ladder_id, bot_id) DO NOTHING",
+            (ladder_id, INITIAL_MU, INITIAL_SIGMA, game, changed_since_us, ladder_id),
+        )
 
     def entrants(self, ladder_id: str) -> list[Entrant]:
         """Active bots of a ladder, for matchmaking."""
@@ -321,6 +357,32 @@ class Store:
                 (ladder_id,),
             )
         return [Entrant(r[0], r[1] - 3 * r[2], r[2], r[3]) for r in rows]
+
+    @retry_transient
+    def entrant_changes(self, ladder_id: str, game: str, since_us: int) -> EntrantChanges:
+        """Bots of the ladder's game whose state changed at or after ``since_us``: those now
+        active (entered with a fresh rating if new) and those no longer active.
+
+        What a scheduling tick reads instead of every entrant. The stamps are the writers'
+        clocks, so read from a little before the last read (``STATE_CHANGE_GRACE_US``): a
+        change committed later than that after its stamp is seen only by the next full read.
+        """
+        next_since = now_us() - STATE_CHANGE_GRACE_US
+        with self.db.transaction() as tx:
+            self._enter_active_bots(tx, ladder_id, game, since_us)
+            rows = tx.all(
+                "SELECT b.bot_id, b.state, e.mu, e.sigma, e.scheduled FROM bots b "
+                "LEFT JOIN entries e ON e.ladder_id = ? AND e.bot_id = b.bot_id "
+                "WHERE b.game = ? AND b.state_changed_us >= ?",
+                (ladder_id, game, since_us),
+            )
+        active = [
+            Entrant(bot, mu - 3 * sigma, sigma, scheduled)
+            for bot, state, mu, sigma, scheduled in rows
+            if state == "active" and mu is not None
+        ]
+        gone = [bot for bot, state, *_ in rows if state != "active"]
+        return EntrantChanges(active, gone, next_since)
 
     def standings(self, ladder_id: str) -> list[arena_service_pb2.Standing]:
         """Entrants best first by μ − 3σ."""
@@ -367,10 +429,13 @@ class Store:
         A ladder set is refused (False, nothing written) unless every bot in it is still
         active: matchmaking works from a cached pool, and a bot paused, retired or pulled since
         must not be scheduled.
+
+        Not waited onto disk (``durable=False``): a queued set lost in a database crash is
+        only a set never queued, its ``scheduled`` counts gone with it.
         """
         set_id = uuid.uuid4().hex
         created = now_us()
-        with self.db.transaction() as tx:
+        with self.db.transaction(durable=False) as tx:
             if ladder_id is not None:
                 bots = sorted({bot for match in planned for bot in match.seats})
                 marks = ", ".join("?" for _ in bots)
@@ -380,10 +445,10 @@ class Store:
                 )[0]
                 if active != len(bots):
                     return False
-            for index, match in enumerate(planned):
-                tx.execute(
-                    "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status,"
-                    " created_at_us) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?)",
+            tx.many(
+                "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status, "
+                "created_at_us) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?)",
+                [
                     (
                         uuid.uuid4().hex,
                         ladder_id,
@@ -392,18 +457,19 @@ class Store:
                         match.seed,
                         ",".join(match.seats),
                         created + index,
-                    ),
-                )
-            if ladder_id is not None:
-                # One update per bot, in bot order: concurrent writers lock rows in the same
-                # order, so two arena processes never deadlock on entries.
-                seats = Counter(bot for match in planned for bot in match.seats)
-                for bot in sorted(seats):
-                    tx.execute(
-                        "UPDATE entries SET scheduled = scheduled + ? "
-                        "WHERE ladder_id = ? AND bot_id = ?",
-                        (seats[bot], ladder_id, bot),
                     )
+                    for index, match in enumerate(planned)
+                ],
+            )
+            if ladder_id is not None:
+                # In bot order: concurrent writers lock rows in the same order, so two arena
+                # processes never deadlock on entries.
+                seats = Counter(bot for match in planned for bot in match.seats)
+                tx.many(
+                    "UPDATE entries SET scheduled = scheduled + ? "
+                    "WHERE ladder_id = ? AND bot_id = ?",
+                    [(seats[bot], ladder_id, bot) for bot in sorted(seats)],
+                )
         return True
 
     def waiting(self, ladder_id: str | None = None) -> int:
@@ -431,8 +497,12 @@ class Store:
 
     @retry_transient
     def claim(self, worker: str, lease_s: float) -> Claim | None:
-        """Take the oldest waiting match for ``worker`` until the lease ends."""
-        with self.db.transaction() as tx:
+        """Take the oldest waiting match for ``worker`` until the lease ends.
+
+        Not waited onto disk (``durable=False``): a claim lost in a database crash only lets
+        the match be played again, and its result still counts once (by match id).
+        """
+        with self.db.transaction(durable=False) as tx:
             skip = " FOR UPDATE SKIP LOCKED" if tx.dialect == "postgres" else ""
             row = tx.one(
                 "UPDATE matches SET status = 'playing', claimed_by = ?, lease_until_us = ?, "
@@ -444,19 +514,17 @@ class Store:
             if row is None:
                 return None
             seats = tuple(row[4].split(","))
-            endpoints = []
-            for bot_id in seats:
-                if bot_id == HOUSE_RANDOM:
-                    endpoints.append("")
-                else:
-                    found = tx.one("SELECT endpoint FROM bots WHERE bot_id = ?", (bot_id,))
-                    endpoints.append(found[0] if found else "")
-            return Claim(row[0], row[1], row[2], int(row[3]), seats, tuple(endpoints))
+            bots = sorted(set(seats) - {HOUSE_RANDOM})
+            marks = ", ".join("?" for _ in bots)
+            sql = f"SELECT bot_id, endpoint FROM bots WHERE bot_id IN ({marks})"
+            found = dict(tx.all(sql, bots)) if bots else {}
+        endpoints = tuple(found.get(bot_id, "") for bot_id in seats)
+        return Claim(row[0], row[1], row[2], int(row[3]), seats, endpoints)
 
     @retry_transient
     def renew(self, match_id: str, worker: str, lease_s: float) -> bool:
         """Extend a claim's lease; False if the match is no longer this worker's."""
-        with self.db.transaction() as tx:
+        with self.db.transaction(durable=False) as tx:
             tx.execute(
                 "UPDATE matches SET lease_until_us = ? WHERE match_id = ? AND claimed_by = ? "
                 "AND status = 'playing'",
@@ -488,19 +556,24 @@ class Store:
     # -- results --------------------------------------------------------------------------------
 
     @retry_transient
-    def record_result(self, record: record_pb2.MatchRecord) -> bool:
-        """Store a finished match and apply it; False if it was already recorded (no change)."""
+    def record_result(self, record: record_pb2.MatchRecord) -> dict[str, Rating] | None:
+        """Store a finished match and apply it: the new ratings it set (empty if it rated
+        nothing), or None if it was already recorded (no change)."""
         with self.db.transaction() as tx:
-            row = tx.one(
-                "SELECT status, ladder_id, set_id, kind, seats FROM matches WHERE match_id = ?"
+            # Every match of the set, locked in one order: of two rotations finishing at once,
+            # the second waits for the first and sees it finished, so the set is rated once.
+            rows = tx.all(
+                "SELECT match_id, status, ladder_id, kind, seats, result_status FROM matches "
+                "WHERE set_id = (SELECT set_id FROM matches WHERE match_id = ?) ORDER BY match_id"
                 + (" FOR UPDATE" if tx.dialect == "postgres" else ""),
                 (record.match_id,),
             )
-            if row is None:
+            this = next((row for row in rows if row[0] == record.match_id), None)
+            if this is None:
                 raise StoreError("NOT_FOUND", f"no match {record.match_id!r}")
-            status, ladder_id, set_id, kind, seats_text = row
+            _, status, ladder_id, kind, seats_text, _ = this
             if status == "finished":
-                return False
+                return None
             seats = seats_text.split(",")
             finished = record.finished_at_us or now_us()
             tx.execute(  # claimed_by stays: it tells which worker played the match
@@ -515,9 +588,26 @@ class Store:
             self._record_seats(tx, record, seats, finished)
             if kind == "validation":
                 self._apply_validation(tx, record, seats)
-            elif ladder_id is not None:
-                self._rate_set_if_complete(tx, ladder_id, set_id, record.match_id)
-            return True
+                return {}
+            others = [row for row in rows if row[0] != record.match_id]
+            if ladder_id is None or any(row[1] != "finished" for row in others):
+                return {}
+            per_match = [dict(zip(seats, record.outcome.ranks, strict=False))]
+            if record.status not in RATED_STATUSES:
+                per_match = []
+            for other in others:
+                if other[5] in RATED_STATUSES:
+                    per_match.append(
+                        dict(
+                            tx.all(
+                                "SELECT bot_id, rank FROM match_seats WHERE match_id = ?",
+                                (other[0],),
+                            )
+                        )
+                    )
+            if not per_match:
+                return {}
+            return self._rate_set(tx, ladder_id, record.match_id, per_match)
 
     def _record_seats(
         self, tx: Tx, record: record_pb2.MatchRecord, seats: Sequence[str], finished: int
@@ -596,8 +686,9 @@ class Store:
                     name = fault_name(first.fault)
                     reason = f"{len(faults)} fault(s); first: {name}: {first.fault_detail}"
                 tx.execute(
-                    "UPDATE bots SET state = 'rejected', state_detail = ? WHERE bot_id = ?",
-                    (f"validation match {record.match_id[:12]} failed: {reason}", bot_id),
+                    "UPDATE bots SET state = 'rejected', state_detail = ?, state_changed_us = ? "
+                    "WHERE bot_id = ?",
+                    (f"validation match {record.match_id[:12]} failed: {reason}", now_us(), bot_id),
                 )
                 continue
             pending = tx.one(
@@ -607,24 +698,16 @@ class Store:
             )[0]
             if pending == 0:
                 tx.execute(
-                    "UPDATE bots SET state = 'active', state_detail = 'passed validation' "
-                    "WHERE bot_id = ?",
-                    (bot_id,),
+                    "UPDATE bots SET state = 'active', state_detail = 'passed validation', "
+                    "state_changed_us = ? WHERE bot_id = ?",
+                    (now_us(), bot_id),
                 )
 
-    def _rate_set_if_complete(self, tx: Tx, ladder_id: str, set_id: str, match_id: str) -> None:
-        rows = tx.all(
-            "SELECT match_id, status, result_status FROM matches WHERE set_id = ?", (set_id,)
-        )
-        if any(status != "finished" for _, status, _ in rows):
-            return
-        rated_ids = [mid for mid, _, result in rows if result in RATED_STATUSES]
-        if not rated_ids:
-            return
-        per_match: list[dict[str, int]] = []
-        for mid in rated_ids:
-            seats = tx.all("SELECT bot_id, rank FROM match_seats WHERE match_id = ?", (mid,))
-            per_match.append(dict(seats))
+    def _rate_set(
+        self, tx: Tx, ladder_id: str, match_id: str, per_match: Sequence[dict[str, int]]
+    ) -> dict[str, Rating]:
+        """Rate a finished set from each rated match's ranks; the rating history entry is
+        filed under the match that completed the set."""
         ranks = set_ranks(per_match)
         # Lock the entries in bot order before reading them: no lost update when two processes
         # rate sets sharing a bot, and no deadlock (same order everywhere).
@@ -649,7 +732,7 @@ class Store:
                 (
                     new_ratings[bot].mu,
                     new_ratings[bot].sigma,
-                    len(rated_ids),
+                    len(per_match),
                     1 if ranks[bot] == 1 else 0,
                     ladder_id,
                     bot,
@@ -665,6 +748,7 @@ class Store:
                 for bot in order
             ],
         )
+        return new_ratings
 
     # -- reading results ------------------------------------------------------------------------
 

@@ -109,5 +109,16 @@ def _v2(dialect: str) -> list[str]:
     ]
 
 
-MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2]
+def _v3(dialect: str) -> list[str]:
+    """When each bot's state last changed, so a scheduling tick reads only the bots that joined
+    or left a ladder since the one before (not all 10,000 entrants); see ``Store.entrant_changes``.
+    """
+    del dialect
+    return [
+        "ALTER TABLE bots ADD COLUMN state_changed_us BIGINT NOT NULL DEFAULT 0",
+        "CREATE INDEX bots_by_state_change ON bots (game, state_changed_us)",
+    ]
+
+
+MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""
