@@ -8,7 +8,7 @@ from typing import Any
 
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import cards_pb2, game_pb2
-from referee.codec.wire import length_delimited, tag, varint
+from referee.codec.wire import BoundedCache, length_delimited, tag, varint
 from referee.games.api import Game
 
 __all__ = ["GameCodec", "MalformedActionError", "length_delimited", "varint"]
@@ -43,6 +43,7 @@ class GameCodec(ABC):
             caches = _SHARED_ACTION_CACHES[key] = ({}, {})
         self._action_cache: dict[int, game_pb2.Action] = caches[0]
         self._action_field_cache: dict[int, bytes] = caches[1]
+        self._action_list_cache: BoundedCache[tuple[int, ...], bytes] = BoundedCache(1024)
 
     @abstractmethod
     def card(self, card: int) -> cards_pb2.Card:
@@ -81,7 +82,20 @@ class GameCodec(ABC):
         return [self.encode_action(action) for action in actions]
 
     def encoded_action_fields(self, actions: Sequence[int]) -> bytes:
-        """Several actions as serialized ``ChooseActionRequest.legal_actions`` entries, in order."""
+        """Several actions as serialized ``ChooseActionRequest.legal_actions`` entries, in order.
+
+        Cached per tuple of actions: engines hand out the same few legal-action tuples again
+        and again (many straight from tables), and hashing a tuple of ints is cheaper than
+        joining its entries.
+        """
+        if type(actions) is tuple:
+            encoded = self._action_list_cache.get(actions)
+            if encoded is None:
+                encoded = self._action_list_cache.put(actions, self._join_action_fields(actions))
+            return encoded
+        return self._join_action_fields(actions)
+
+    def _join_action_fields(self, actions: Sequence[int]) -> bytes:
         cache = self._action_field_cache
         try:
             return b"".join([cache[action] for action in actions])

@@ -9,6 +9,7 @@ from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.common import standard_card, standard_card_id
 from referee.codec.wire import (
     BoundedCache,
+    FieldMemo,
     SequenceCache,
     int_field,
     length_delimited,
@@ -16,6 +17,8 @@ from referee.codec.wire import (
     optional_uint_field,
     tag,
     uint_field,
+    uint_field_table,
+    varint,
 )
 from referee.games.king.rules import (
     ACCEPT,
@@ -54,13 +57,14 @@ _AUCTION_TAG = tag(_Obs, "auction")
 _CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
 _COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
 _PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
-_SEAT_CARDS_IN_HAND_TAG = tag(_Seat, "cards_in_hand")
-_SEAT_TRICKS_WON_TAG = tag(_Seat, "tricks_won")
-_SEAT_HAND_POINTS_TAG = tag(_Seat, "hand_points")
-_SEAT_NEGATIVE_TOTAL_TAG = tag(_Seat, "negative_total")
-_SEAT_POSITIVE_TOTAL_TAG = tag(_Seat, "positive_total")
-_SEAT_BALANCE_TAG = tag(_Seat, "balance")
+_SEAT_CARDS_IN_HAND = FieldMemo(tag(_Seat, "cards_in_hand"))
+_SEAT_TRICKS_WON = FieldMemo(tag(_Seat, "tricks_won"))
+_SEAT_HAND_POINTS = FieldMemo(tag(_Seat, "hand_points"), int_field)
+_SEAT_NEGATIVE_TOTAL = FieldMemo(tag(_Seat, "negative_total"), int_field)
+_SEAT_POSITIVE_TOTAL = FieldMemo(tag(_Seat, "positive_total"), int_field)
+_SEAT_BALANCE = FieldMemo(tag(_Seat, "balance"), int_field)
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
+_TRICK_LEADER_FIELD = uint_field_table(_TRICK_LEADER_TAG, 4)
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_WINNER_TAG = tag(_Trick, "winner")
 
@@ -126,19 +130,17 @@ def _hand_result(hand: HandResult) -> king_pb2.KingHandResult:
 def _seat_field(seat: tuple[int, int, int, int, int]) -> bytes:
     """One ``seats`` entry, tag included, of (cards in hand, tricks, points, -total, +total)."""
     cards_in_hand, tricks_won, hand_points, negative, positive = seat
-    return length_delimited(
-        _SEATS_TAG,
-        b"".join(
-            [
-                uint_field(_SEAT_CARDS_IN_HAND_TAG, cards_in_hand),
-                uint_field(_SEAT_TRICKS_WON_TAG, tricks_won),
-                int_field(_SEAT_HAND_POINTS_TAG, hand_points),
-                int_field(_SEAT_NEGATIVE_TOTAL_TAG, negative),
-                int_field(_SEAT_POSITIVE_TOTAL_TAG, positive),
-                int_field(_SEAT_BALANCE_TAG, negative + positive),
-            ]
-        ),
+    payload = b"".join(
+        [
+            _SEAT_CARDS_IN_HAND[cards_in_hand],
+            _SEAT_TRICKS_WON[tricks_won],
+            _SEAT_HAND_POINTS[hand_points],
+            _SEAT_NEGATIVE_TOTAL[negative],
+            _SEAT_POSITIVE_TOTAL[positive],
+            _SEAT_BALANCE[negative + positive],
+        ]
     )
+    return length_delimited(_SEATS_TAG, payload)
 
 
 def _completed_trick_field(trick: tuple[int, tuple[int, ...], int]) -> bytes:
@@ -152,6 +154,17 @@ def _completed_trick_field(trick: tuple[int, tuple[int, ...], int]) -> bytes:
                 optional_uint_field(_TRICK_WINNER_TAG, winner),
             ]
         ),
+    )
+
+
+def _header(obs: KingObservation) -> bytes:
+    """The observation's fields up to ``trump``: they change a few times a hand."""
+    return (
+        uint_field(_HAND_NUMBER_TAG, obs.hand_number)
+        + uint_field(_CONTRACT_TAG, obs.contract)
+        + uint_field(_DEALER_TAG, obs.dealer)
+        + uint_field(_PHASE_TAG, obs.phase)
+        + uint_field(_TRUMP_TAG, _suit(obs.trump))
     )
 
 
@@ -169,77 +182,67 @@ class KingCodec(GameCodec):
 
     def __init__(self, game: Any) -> None:
         super().__init__(game)
-        self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
+        self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
         self._seats: BoundedCache[tuple[int, ...], bytes] = BoundedCache()
-        self._auctions: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
-        self._current_tricks: BoundedCache[tuple[int, tuple[int, ...]], bytes] = BoundedCache()
+        self._auctions: BoundedCache[AuctionView, bytes] = BoundedCache(256)
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: KingObservation = observation
-        header_key = (obs.hand_number, obs.contract, obs.dealer, obs.phase, obs.trump)
-        header = self._headers.get(header_key)
-        if header is None:
-            header = self._headers.put(
-                header_key,
-                uint_field(_HAND_NUMBER_TAG, obs.hand_number)
-                + uint_field(_CONTRACT_TAG, obs.contract)
-                + uint_field(_DEALER_TAG, obs.dealer)
-                + uint_field(_PHASE_TAG, obs.phase)
-                + uint_field(_TRUMP_TAG, _suit(obs.trump)),
-            )
-        hand = b"".join(map(_HAND_FIELD.__getitem__, obs.hand))  # new at each turn of a seat
+        (
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            hand,
+            cards_in_hand,
+            tricks_won,
+            hand_points,
+            negative_totals,
+            positive_totals,
+            auction,
+            trick_leader,
+            current_trick,
+            completed,
+            previous,
+        ) = obs
+        header_key = obs[1:6]
+        header = self._headers.get(header_key) or self._headers.put(header_key, _header(obs))
         seats_cache = self._seats
         seats = [
             seats_cache.get(seat) or seats_cache.put(seat, _seat_field(seat))
             for seat in zip(
-                obs.cards_in_hand,
-                obs.tricks_won,
-                obs.hand_points,
-                obs.negative_totals,
-                obs.positive_totals,
+                cards_in_hand,
+                tricks_won,
+                hand_points,
+                negative_totals,
+                positive_totals,
                 strict=False,  # equal lengths by construction; strict costs per call
             )
         ]
-        auction = obs.auction
         if auction is None:
             auction_field = b""
         else:
-            auction_key = (
-                auction.calls,
-                auction.best_offer,
-                auction.best_bidder,
-                auction.minimum_offer,
-                auction.highest_offer,
-                auction.accepted,
-                auction.buyer,
-                auction.price,
+            auction_field = self._auctions.get(auction) or self._auctions.put(
+                auction, length_delimited(_AUCTION_TAG, _auction(auction).SerializeToString())
             )
-            auction_field = self._auctions.get(auction_key) or self._auctions.put(
-                auction_key,
-                length_delimited(_AUCTION_TAG, _auction(auction).SerializeToString()),
-            )
-        trick_key = (obs.trick_leader, obs.current_trick)
-        current = self._current_tricks.get(trick_key)
-        if current is None:
-            current = self._current_tricks.put(
-                trick_key,
-                length_delimited(
-                    _CURRENT_TRICK_TAG,
-                    uint_field(_TRICK_LEADER_TAG, obs.trick_leader)
-                    + b"".join([_TRICK_CARD_FIELD[c] for c in obs.current_trick]),
-                ),
-            )
+        current = b"".join(
+            [_TRICK_LEADER_FIELD[trick_leader], *map(_TRICK_CARD_FIELD.__getitem__, current_trick)]
+        )
         payload = b"".join(
             [
                 header,
-                hand,
+                *map(_HAND_FIELD.__getitem__, hand),
                 *seats,
                 auction_field,
+                _CURRENT_TRICK_TAG,
+                varint(len(current)),
                 current,
-                self._completed(obs.completed_tricks),
-                self._previous(obs.previous_hands),
+                self._completed(completed),
+                self._previous(previous),
             ]
         )
         return length_delimited(_OBSERVATION_TAG, payload)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import Any
 
 from cardarena.game.v1 import cards_pb2, game_pb2, klaberjass_pb2
@@ -16,6 +15,7 @@ from referee.codec.wire import (
     optional_uint_field,
     tag,
     uint_field,
+    uint_field_table,
     varint,
 )
 from referee.games.cards import Rank, Suit
@@ -33,6 +33,7 @@ from referee.games.klaberjass.rules import (
     HandResult,
     KlaberjassObservation,
     Run,
+    SeatView,
     Trick,
     card_id,
     card_rank,
@@ -121,57 +122,61 @@ _TRUMP_TAG = tag(_Obs, "trump")
 _MAKER_TAG = tag(_Obs, "maker")
 _BIDS_TAG = tag(_Obs, "bids")
 _BOTTOM_CARD_FIELD = message_fields(tag(_Obs, "bottom_card"), _CARDS)
-_DIX_EXCHANGED_BY_TAG = tag(_Obs, "dix_exchanged_by")
+_DIX_EXCHANGED_BY_FIELD = {
+    -1: b"",
+    **{seat: optional_uint_field(tag(_Obs, "dix_exchanged_by"), seat) for seat in (0, 1)},
+}
 _HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
 _SEATS_TAG = tag(_Obs, "seats")
-_SEQUENCE_WINNER_TAG = tag(_Obs, "sequence_winner")
+_SEQUENCE_WINNER_FIELD = {
+    -1: b"",
+    **{seat: optional_uint_field(tag(_Obs, "sequence_winner"), seat) for seat in (0, 1)},
+}
 _CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
 _COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
 _PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
 _SEAT_SCORE_TAG = tag(_Seat, "score")
-_SEAT_HAND_SIZE_TAG = tag(_Seat, "hand_size")
-_SEAT_TRICKS_WON_TAG = tag(_Seat, "tricks_won")
-_SEAT_CARD_POINTS_TAG = tag(_Seat, "card_points")
-_SEAT_DECLARED_LENGTH_TAG = tag(_Seat, "declared_length")
-_SEAT_DECLARED_TOP_TAG = tag(_Seat, "declared_top")
+_SEAT_DECLARED_TOP_FIELD = tuple(
+    uint_field(tag(_Seat, "declared_top"), _rank(top)) for top in range(len(RANKS))
+)
 _SEAT_SEQUENCE_POINTS_TAG = tag(_Seat, "sequence_points")
 _SEAT_SHOWN_FIELD = message_fields(tag(_Seat, "shown_sequence_cards"), _CARDS)
-_SEAT_BELLA_TAG = tag(_Seat, "bella")
+_SEAT_BELLA_FIELD = uint_field_table(tag(_Seat, "bella"), 2)
 _SEAT_KNOWN_FIELD = message_fields(tag(_Seat, "known_cards"), _CARDS)
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
+_TRICK_LEADER_FIELD = uint_field_table(_TRICK_LEADER_TAG, 2)
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_WINNER_TAG = tag(_Trick, "winner")
-_TRICK_KEY = attrgetter("leader", "cards", "winner")
-_SEAT_KEY = attrgetter(
-    "score",
-    "hand_size",
-    "tricks_won",
-    "card_points",
-    "declared_length",
-    "declared_top",
-    "sequence_points",
-    "shown_sequences",
-    "bella",
-    "known_cards",
+
+
+_SEAT_SMALL_FIELDS = tuple(
+    uint_field_table(tag(_Seat, name), 256)
+    for name in ("hand_size", "tricks_won", "card_points", "declared_length", "sequence_points")
 )
+"""Seat fields that stay below 256 in any hand (card points at most 162), by value."""
 
 
-def _seat_field(key: tuple[Any, ...]) -> bytes:
-    """One ``seats`` entry, tag included, of a ``SeatView``'s fields in order."""
+def _seat_field(key: SeatView) -> bytes:
+    """One ``seats`` entry, tag included."""
     score, hand_size, tricks, points, length, top, sequence_points, shown, bella, known = key
+    hand_sizes, tricks_won, card_points, lengths, sequences = _SEAT_SMALL_FIELDS
+    if sequence_points >= 256:  # not in a real hand, but the wire allows it
+        sequence_field = uint_field(_SEAT_SEQUENCE_POINTS_TAG, sequence_points)
+    else:
+        sequence_field = sequences[sequence_points]
     return length_delimited(
         _SEATS_TAG,
         b"".join(
             [
                 int_field(_SEAT_SCORE_TAG, score),
-                uint_field(_SEAT_HAND_SIZE_TAG, hand_size),
-                uint_field(_SEAT_TRICKS_WON_TAG, tricks),
-                uint_field(_SEAT_CARD_POINTS_TAG, points),
-                uint_field(_SEAT_DECLARED_LENGTH_TAG, length),
-                uint_field(_SEAT_DECLARED_TOP_TAG, _rank(top)) if top >= 0 else b"",
-                uint_field(_SEAT_SEQUENCE_POINTS_TAG, sequence_points),
+                hand_sizes[hand_size],
+                tricks_won[tricks],
+                card_points[points],
+                lengths[length],
+                _SEAT_DECLARED_TOP_FIELD[top] if top >= 0 else b"",
+                sequence_field,
                 *map(_SEAT_SHOWN_FIELD.__getitem__, shown),
-                uint_field(_SEAT_BELLA_TAG, bella),
+                _SEAT_BELLA_FIELD[bella],
                 *map(_SEAT_KNOWN_FIELD.__getitem__, known),
             ]
         ),
@@ -189,7 +194,39 @@ def _trick_bytes(leader: int, cards: tuple[int, ...], winner: int) -> bytes:
     )
 
 
-def _completed_trick_field(key: tuple[int, tuple[int, ...], int]) -> bytes:
+def _header(obs: KlaberjassObservation) -> bytes:
+    """The observation's fields that change at most a few times a hand, up to ``maker``."""
+    return b"".join(
+        [
+            uint_field(_TARGET_SCORE_TAG, obs.target_score),
+            uint_field(_HAND_NUMBER_TAG, obs.hand_number),
+            uint_field(_DEALER_TAG, obs.dealer),
+            uint_field(_PHASE_TAG, _PHASES[obs.phase]),
+            _TURN_UP_FIELD[obs.turn_up],
+            uint_field(_TRUMP_TAG, _suit(obs.trump)) if obs.trump >= 0 else b"",
+            optional_uint_field(_MAKER_TAG, obs.maker) if obs.trump >= 0 else b"",
+        ]
+    )
+
+
+def _bid_fields(turn_up: int, bids: tuple[tuple[int, int], ...]) -> bytes:
+    """The ``bids`` entries, tags included."""
+    return b"".join(
+        [
+            length_delimited(
+                _BIDS_TAG,
+                klaberjass_pb2.KlaberjassBid(
+                    seat=seat,
+                    round=1 if index < 2 else 2,
+                    trump=_bid_trump(action, turn_up),
+                ).SerializeToString(),
+            )
+            for index, (seat, action) in enumerate(bids)
+        ]
+    )
+
+
+def _completed_trick_field(key: Trick) -> bytes:
     return length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(*key))
 
 
@@ -209,84 +246,60 @@ class KlaberjassCodec(GameCodec):
         super().__init__(game)
         self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
         self._bids: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
-        self._seats: BoundedCache[tuple[Any, ...], bytes] = BoundedCache()
+        self._seats: BoundedCache[SeatView, bytes] = BoundedCache()
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: KlaberjassObservation = observation
-        header_key = (
-            obs.target_score,
-            obs.hand_number,
-            obs.dealer,
-            obs.phase,
-            obs.turn_up,
-            obs.trump,
-            obs.maker,
-        )
-        header = self._headers.get(header_key)
-        if header is None:
-            header = self._headers.put(
-                header_key,
-                b"".join(
-                    [
-                        uint_field(_TARGET_SCORE_TAG, obs.target_score),
-                        uint_field(_HAND_NUMBER_TAG, obs.hand_number),
-                        uint_field(_DEALER_TAG, obs.dealer),
-                        uint_field(_PHASE_TAG, _PHASES[obs.phase]),
-                        _TURN_UP_FIELD[obs.turn_up],
-                        uint_field(_TRUMP_TAG, _suit(obs.trump)) if obs.trump >= 0 else b"",
-                        optional_uint_field(_MAKER_TAG, obs.maker) if obs.trump >= 0 else b"",
-                    ]
-                ),
+        (
+            _,
+            _,
+            _,
+            _,
+            _,
+            turn_up,
+            _,
+            _,
+            bids,
+            bottom_card,
+            dix_exchanged_by,
+            hand,
+            (seat_0, seat_1),
+            sequence_winner,
+            _,
+            (leader, trick_cards, _),
+            completed,
+            previous,
+        ) = obs
+        header_key = obs[1:8]
+        header = self._headers.get(header_key) or self._headers.put(header_key, _header(obs))
+        if bids:
+            bids_key = (turn_up, bids)
+            bid_bytes = self._bids.get(bids_key) or self._bids.put(
+                bids_key, _bid_fields(turn_up, bids)
             )
-        if obs.bids:
-            bids_key = (obs.turn_up, obs.bids)
-            bids = self._bids.get(bids_key)
-            if bids is None:
-                bids = self._bids.put(
-                    bids_key,
-                    b"".join(
-                        [
-                            length_delimited(
-                                _BIDS_TAG,
-                                klaberjass_pb2.KlaberjassBid(
-                                    seat=seat,
-                                    round=1 if index < 2 else 2,
-                                    trump=_bid_trump(action, obs.turn_up),
-                                ).SerializeToString(),
-                            )
-                            for index, (seat, action) in enumerate(obs.bids)
-                        ]
-                    ),
-                )
         else:
-            bids = b""
-        seats_cache = self._seats
-        seats = [
-            seats_cache.get(key) or seats_cache.put(key, _seat_field(key))
-            for key in map(_SEAT_KEY, obs.seats)
-        ]
-        trick = obs.current_trick
-        current = _trick_bytes(trick.leader, trick.cards, trick.winner)
+            bid_bytes = b""
+        seats = self._seats
+        current = b"".join(
+            [_TRICK_LEADER_FIELD[leader], *map(_TRICK_CARD_FIELD.__getitem__, trick_cards)]
+        )
         payload = b"".join(
             [
                 header,
-                bids,
-                _BOTTOM_CARD_FIELD[obs.bottom_card] if obs.bottom_card >= 0 else b"",
-                optional_uint_field(_DIX_EXCHANGED_BY_TAG, obs.dix_exchanged_by)
-                if obs.dix_exchanged_by >= 0
-                else b"",
-                *map(_HAND_FIELD.__getitem__, obs.hand),
-                *seats,
-                optional_uint_field(_SEQUENCE_WINNER_TAG, obs.sequence_winner)
-                if obs.sequence_winner >= 0
-                else b"",
+                bid_bytes,
+                _BOTTOM_CARD_FIELD[bottom_card] if bottom_card >= 0 else b"",
+                _DIX_EXCHANGED_BY_FIELD[dix_exchanged_by],
+                *map(_HAND_FIELD.__getitem__, hand),
+                seats.get(seat_0) or seats.put(seat_0, _seat_field(seat_0)),
+                seats.get(seat_1) or seats.put(seat_1, _seat_field(seat_1)),
+                _SEQUENCE_WINNER_FIELD[sequence_winner],
                 _CURRENT_TRICK_TAG,
                 varint(len(current)),
                 current,
-                self._completed(tuple(map(_TRICK_KEY, obs.completed_tricks))),
-                self._previous(obs.previous_hands),
+                self._completed(completed),
+                self._previous(previous),
             ]
         )
         return length_delimited(_OBSERVATION_TAG, payload)

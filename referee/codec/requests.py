@@ -14,11 +14,12 @@ from __future__ import annotations
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import options_pb2
 from referee.codec.base import GameCodec
-from referee.codec.wire import length_delimited, tag, varint
+from referee.codec.wire import length_delimited, tag, uint_field_table, varint
 from referee.match import Match
 
 _Request = bot_service_pb2.ChooseActionRequest
-_SEAT_TAG = tag(_Request, "seat")
+_SEAT_FIELDS = uint_field_table(tag(_Request, "seat"), 8)
+"""The ``seat`` field by seat (omitted for seat 0, as proto3 does)."""
 _OBSERVATION_TAG = tag(_Request, "observation")
 _TIME_CONTROL_TAG = tag(_Request, "time_control")
 _MOVE_INDEX_TAG = tag(_Request, "move_index")
@@ -57,8 +58,9 @@ class RequestEncoder:
     def encode(self, match: Match) -> bytes:
         """The serialized request for the seat to act in ``match``."""
         codec = self.codec
-        seat = match.to_act()
-        observation = codec.observation_bytes(match.state.observe(seat))
+        state = match.state
+        seat = state.current_seat()
+        observation = codec.observation_bytes(state.observe(seat))
         move_time, bank = match.move_allowance_ms(seat), match.time_banks_ms[seat]
         clock = self._clocks.get((move_time, bank))
         if clock is None:
@@ -73,11 +75,11 @@ class RequestEncoder:
         return b"".join(
             [
                 self._prefix,
-                _SEAT_TAG + varint(seat) if seat else b"",
+                _SEAT_FIELDS[seat],
                 _OBSERVATION_TAG,
                 varint(len(observation)),
                 observation,
-                codec.encoded_action_fields(match.legal_actions()),
+                codec.encoded_action_fields(state.legal_actions()),
                 clock,
                 _MOVE_INDEX_TAG + varint(move_index) if move_index else b"",
             ]

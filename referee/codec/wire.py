@@ -95,6 +95,11 @@ def uint_field(field_tag: bytes, value: int) -> bytes:
     return field_tag + varint(value) if value else b""
 
 
+def uint_field_table(field_tag: bytes, size: int) -> tuple[bytes, ...]:
+    """``uint_field(field_tag, v)`` for every ``v`` below ``size``, to index instead of call."""
+    return tuple(uint_field(field_tag, value) for value in range(size))
+
+
 def int_field(field_tag: bytes, value: int) -> bytes:
     """An ``int32`` field, omitted at zero."""
     return field_tag + signed_varint(value) if value else b""
@@ -149,6 +154,32 @@ class BoundedCache(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._data)
+
+
+class FieldMemo(dict[int, bytes]):
+    """One scalar field's encodings by value, computed on first use: ``memo[value]``.
+
+    A dict whose misses fill themselves (``__missing__``), so a hit is a plain subscript in C
+    rather than a call: for fields written at every decision (scores, counts). Empties itself
+    when full, as values such as scores are not bounded.
+    """
+
+    __slots__ = ("_encode", "_field_tag", "_limit")
+
+    def __init__(
+        self,
+        field_tag: bytes,
+        encode: Callable[[bytes, int], bytes] = uint_field,
+        limit: int = 4096,
+    ) -> None:
+        super().__init__()
+        self._field_tag, self._encode, self._limit = field_tag, encode, limit
+
+    def __missing__(self, value: int) -> bytes:
+        if len(self) >= self._limit:
+            self.clear()
+        encoded = self[value] = self._encode(self._field_tag, value)
+        return encoded
 
 
 class IdentityCache(Generic[V]):

@@ -353,6 +353,9 @@ _SHUFFLE_STEPS = tuple((i, (i + 1).bit_length()) for i in reversed(range(1, 52))
 class KingState(State):
     """A whole game of King: ten hands, from the first deal to the final balances."""
 
+    _points_cache: tuple[list[tuple[int, tuple[int, ...], int]], int, tuple[int, ...]] | None = None
+    """``hand_points_so_far`` for one list of finished tricks at one length."""
+
     game_type = KING
 
     def __init__(
@@ -674,10 +677,22 @@ class KingState(State):
         return self.balances()
 
     def hand_points_so_far(self) -> tuple[int, ...]:
-        """Each seat's points in the current hand from the tricks played so far (no payment)."""
+        """Each seat's points in the current hand from the tricks played so far (no payment).
+
+        They change only when a trick is taken, so they are cached against the very list of
+        finished tricks and its length (a new hand, or a search bot's re-created state, brings
+        a new list): ``observe`` asks at every decision.
+        """
+        tricks = self.completed_tricks
+        cached = self._points_cache
+        if cached is not None and cached[0] is tricks and cached[1] == len(tricks):
+            return cached[2]
         if self.contract == POSITIVE:
-            return tuple(POSITIVE_TRICK * t for t in self.tricks_won)
-        return self._negative_hand_points()
+            points = tuple([POSITIVE_TRICK * t for t in self.tricks_won])
+        else:
+            points = self._negative_hand_points()
+        self._points_cache = (tricks, len(tricks), points)
+        return points
 
     def observe(self, seat: int) -> KingObservation:
         auction = None
@@ -700,7 +715,7 @@ class KingState(State):
             phase=self.phase,
             trump=self.trump,
             hand=cards_of(self.hands[seat]),
-            cards_in_hand=tuple(h.bit_count() for h in self.hands),
+            cards_in_hand=tuple(map(int.bit_count, self.hands)),
             tricks_won=tuple(self.tricks_won),
             hand_points=self.hand_points_so_far(),
             negative_totals=tuple(self.negative_totals),

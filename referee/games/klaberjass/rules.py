@@ -469,10 +469,17 @@ _ROUND_TWO_ACTIONS = tuple((PASS, *(NAME_BASE + s for s in range(4) if s != up))
 # -- the state ---------------------------------------------------------------------------------
 
 
+_TrickCache = tuple[list[tuple[int, int, int, int]], tuple[Trick, ...], tuple[int, int]]
+"""A list of finished tricks, its ``Trick`` views and each seat's count of tricks won."""
+
+
 class KlaberjassState(State):
     """A whole game of Klaberjass, from the first deal to 500."""
 
     game_type = KLABERJASS
+
+    _trick_cache: _TrickCache | None = None
+    """``observe``'s views of one list of finished tricks (``_trick_views``)."""
 
     # Set at each deal from _HAND_START by one dict update.
     bottom_card: int
@@ -814,23 +821,23 @@ class KlaberjassState(State):
         return tuple(self.scores)
 
     def observe(self, seat: int) -> KlaberjassObservation:
+        tricks, tricks_won = self._trick_views()
+        hands, declared_runs, shown = self.hands, self.declared, self.sequences_shown
         seats = []
         for s in (0, 1):
-            declared = self.declared[s]
+            declared = declared_runs[s]
             seats.append(
                 SeatView(
-                    score=self.scores[s],
-                    hand_size=self.hands[s].bit_count(),
-                    tricks_won=sum(1 for t in self.completed if t[3] == s),
-                    card_points=self.card_points[s],
-                    declared_length=declared.length if declared else 0,
-                    declared_top=declared.top if declared else -1,
-                    sequence_points=self.sequence_points[s],
-                    shown_sequences=cards_of(self.sequence_cards[s])
-                    if self.sequences_shown or s == seat
-                    else (),
-                    bella=self.bella[s],
-                    known_cards=cards_of(self.known & self.hands[s]),
+                    self.scores[s],
+                    hands[s].bit_count(),
+                    tricks_won[s],
+                    self.card_points[s],
+                    declared.length if declared else 0,
+                    declared.top if declared else -1,
+                    self.sequence_points[s],
+                    cards_of(self.sequence_cards[s]) if shown or s == seat else (),
+                    self.bella[s],
+                    cards_of(self.known & hands[s]) if self.known else (),
                 )
             )
         if self.lead >= 0:
@@ -849,14 +856,34 @@ class KlaberjassState(State):
             bids=tuple(self.bids),
             bottom_card=self.bottom_card,
             dix_exchanged_by=self.dix_by,
-            hand=cards_of(self.hands[seat]),
-            seats=tuple(seats),
+            hand=cards_of(hands[seat]),
+            seats=(seats[0], seats[1]),
             sequence_winner=self.sequence_winner,
             declarations_done=self.declarations_done,
             current_trick=trick,
-            completed_tricks=tuple(Trick(t[0], t[1:3], t[3]) for t in self.completed),
+            completed_tricks=tricks,
             previous_hands=tuple(self.previous_hands),
         )
+
+    def _trick_views(self) -> tuple[tuple[Trick, ...], tuple[int, int]]:
+        """The finished tricks as ``Trick``s and each seat's count, extended as tricks finish.
+
+        Cached against the very list of finished tricks (a new hand, or a search bot's
+        re-created state, brings a new list), so each trick becomes a ``Trick`` once.
+        """
+        completed = self.completed
+        cached = self._trick_cache
+        if cached is not None and cached[0] is completed and len(cached[1]) == len(completed):
+            return cached[1], cached[2]
+        if cached is not None and cached[0] is completed and len(cached[1]) < len(completed):
+            views = cached[1]
+        else:
+            views = ()
+        views += tuple(Trick(t[0], t[1:3], t[3]) for t in completed[len(views) :])
+        won = sum(trick.winner for trick in views)
+        tricks_won = (len(views) - won, won)
+        self._trick_cache = (completed, views, tricks_won)
+        return views, tricks_won
 
     def describe_action(self, action: int) -> str:
         if 0 <= action < DECK_SIZE:
