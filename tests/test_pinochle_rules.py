@@ -11,18 +11,35 @@ from cardarena.game.v1 import game_pb2, pinochle_pb2
 from referee.codec import MalformedActionError, codec_for
 from referee.games.api import IllegalActionError
 from referee.games.pinochle.rules import (
+    ACE,
     DECLARE_OUT,
     DIX_BASE,
     DRAW,
+    HOLDS_FOURS,
+    HOLDS_MARRIAGE,
+    HOLDS_PINOCHLE,
+    JACK,
+    KING,
     MELD_BASE,
+    MELD_CLASS,
     MELDS,
+    NINE,
     PHASE_MELD,
     PHASE_NO_STOCK,
     PHASE_STOCK,
+    QUEEN,
+    USED_FLUSH,
+    USED_FOURS,
+    USED_MARRIAGE,
+    USED_PINOCHLE,
     PinochleState,
+    allowed_melds,
+    any_meld_allowed,
     card_points,
     cards_of,
     follower_wins,
+    held_families,
+    held_meld_actions,
     legal_follow_mask,
     legal_melds,
     mask_of,
@@ -533,4 +550,92 @@ def test_legal_melds_match_the_brute_force_definition() -> None:
             m for m in range(len(MELDS)) if meld_is_legal(m, hand, tabled, usage, trump)
         )
         assert legal_melds(hand, tabled, usage, trump) == expected
-        assert (not tabled and bool(expected)) == (not tabled and may_meld(hand, trump))
+        assert (not tabled and bool(expected)) == (not tabled and may_meld(hand))
+
+
+# -- the quick meld tests behind the meld turn -------------------------------------------------
+
+
+def test_held_families_flags_match_the_meld_table() -> None:
+    rng = random.Random(11)
+    families = {
+        HOLDS_MARRIAGE: range(0, 16),  # a flush holds a royal marriage: no flag of its own
+        HOLDS_PINOCHLE: range(144, 148),
+        HOLDS_FOURS: range(148, 212),
+    }
+    for _ in range(3000):
+        hand = mask_of(rng.sample(range(48), rng.randrange(6, 20)))
+        held = held_families(hand)
+        for flag, melds in families.items():
+            assert bool(held & flag) == any(a - MELD_BASE in melds for a in legal_melds_of(hand))
+        for trump in range(4):
+            assert may_meld(hand) == bool(held_meld_actions(hand, trump))
+
+
+def legal_melds_of(hand: int) -> tuple[int, ...]:
+    """Every meld action ``hand`` holds, flushes of every suit included (no tabled cards)."""
+    return tuple(sorted({a for trump in range(4) for a in held_meld_actions(hand, trump)}))
+
+
+def _random_meld_history(
+    rng: random.Random, hand: int, tabled: int, trump: int
+) -> tuple[list[int], list[int]]:
+    """``used`` masks and the ``usage`` table of the same (possible) meld history."""
+    used = [0, 0, 0, 0]
+    usage = [0] * 144
+    four_points = {ACE: 100, KING: 80, QUEEN: 60, JACK: 40}
+    for card in cards_of(tabled):
+        suit, rank = card // 12, (card >> 1) % 6
+        if suit == trump and rank != NINE and rng.random() < 0.3:
+            used[USED_FLUSH] |= 1 << card
+            used[USED_MARRIAGE] |= 1 << card
+            usage[3 * card] = 150
+        elif rank in (KING, QUEEN) and rng.random() < 0.5:
+            used[USED_MARRIAGE] |= 1 << card
+            usage[3 * card] = 40 if suit == trump else 20
+        if rank in four_points and rng.random() < 0.4:
+            used[USED_FOURS] |= 1 << card
+            usage[3 * card + 1] = four_points[rank]
+        if card >> 1 in (parse_card("QS") >> 1, parse_card("JD") >> 1) and rng.random() < 0.5:
+            used[USED_PINOCHLE] |= 1 << card
+            usage[3 * card + 2] = 40
+    return used, usage
+
+
+def test_reuse_masks_match_meld_is_legal() -> None:
+    """``allowed_melds`` and ``any_meld_allowed`` (four masks) agree with the per-card table."""
+    rng = random.Random(7)
+    for _ in range(6000):
+        hand = mask_of(rng.sample(range(48), rng.randrange(8, 20)))
+        tabled = hand & mask_of(rng.sample(range(48), rng.randrange(4, 30)))
+        trump = rng.randrange(4)
+        used, usage = _random_meld_history(rng, hand, tabled, trump)
+        expected = tuple(MELD_BASE + m for m in legal_melds(hand, tabled, usage, trump))
+        assert allowed_melds(held_meld_actions(hand, trump), tabled, used) == expected
+        held = held_families(hand)
+        assert any_meld_allowed(hand, tabled, used, trump, held) == bool(expected)
+
+
+def test_meld_turns_of_random_games_offer_exactly_the_legal_melds() -> None:
+    """Whole games: every meld turn opens iff a meld or the dix is legal, and offers them all."""
+    game = make_game("pinochle", 2, {"declare_out": "disabled", "dix_points": 10})
+    opened = 0
+    for seed in range(40):
+        state = game.new_state(seed)
+        assert isinstance(state, PinochleState)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            usage = [0] * 144
+            for meld in state.melds:
+                for card in meld.cards:
+                    slot = 3 * card + MELD_CLASS[meld.kind]
+                    usage[slot] = max(usage[slot], meld.points)
+            seat = state.current_seat()
+            melds = legal_melds(state.hands[seat], state.tabled[seat], usage, state.trump)
+            legal = state.legal_actions()
+            if state.phase == PHASE_MELD and not state._melded:
+                opened += 1
+                assert [a - MELD_BASE for a in legal if a < DIX_BASE] == list(melds)
+                assert melds or any(DIX_BASE <= a < DRAW for a in legal)
+            state.apply(legal[rng.randrange(len(legal))])
+    assert opened > 100

@@ -386,23 +386,49 @@ def meld_is_legal(meld: int, hand: int, tabled: int, usage: Sequence[int], trump
 _COPY0 = 0x555555555555
 """The copy-0 position of every card: ``(hand | hand >> 1) & _COPY0`` says which cards are held."""
 _KINGS = mask_of([card_id(s, KING) for s in range(4)])
-_FOURS = tuple(mask_of([card_id(s, r) for s in range(4)]) for r in (ACE, KING, QUEEN, JACK))
 _PINOCHLE = mask_of([card_id(SPADES, QUEEN), card_id(DIAMONDS, JACK)])
 _FLUSHES = tuple(mask_of([card_id(s, r) for r in (ACE, TEN, KING, QUEEN, JACK)]) for s in range(4))
 
 
-def may_meld(hand: int, trump: int) -> bool:
-    """A quick test: whether ``hand`` holds the cards of any meld (tabled or not)."""
-    held = (hand | hand >> 1) & _COPY0
-    return bool(
-        held & (held << 2) & _KINGS
-        or held & _PINOCHLE == _PINOCHLE
-        or held & _FLUSHES[trump] == _FLUSHES[trump]
-        or held & _FOURS[0] == _FOURS[0]
-        or held & _FOURS[1] == _FOURS[1]
-        or held & _FOURS[2] == _FOURS[2]
-        or held & _FOURS[3] == _FOURS[3]
+def _suit_features(bits: int) -> int:
+    """What the 12 card bits of one suit hold, as ``_HAS_*`` flags."""
+    has = [bool(bits >> (2 * rank) & 3) for rank in range(6)]
+    return (
+        (has[KING] and has[QUEEN]) * _HAS_MARRIAGE
+        | has[ACE] * _HAS_ACE
+        | has[KING] * _HAS_KING
+        | has[QUEEN] * _HAS_QUEEN
+        | has[JACK] * _HAS_JACK
     )
+
+
+_HAS_MARRIAGE, _HAS_ACE, _HAS_KING, _HAS_QUEEN, _HAS_JACK = 1, 2, 4, 8, 16
+_HAS_FOUR = _HAS_ACE | _HAS_KING | _HAS_QUEEN | _HAS_JACK
+_SUIT_FEATURES = bytes(_suit_features(bits) for bits in range(1 << 12))
+"""``[bits]``: flags of a suit holding these cards: a K+Q, and which of A K Q J it has."""
+
+HOLDS_MARRIAGE, HOLDS_FOURS, HOLDS_PINOCHLE = 1, 2, 4
+"""``held_families`` flags: a K+Q of a suit, one of A, K, Q or J in every suit, Q♠ and J♦."""
+
+
+def held_families(hand: int) -> int:
+    """Which meld families ``hand`` holds the cards of, as ``HOLDS_*`` flags (0: no meld).
+
+    Four per-suit flag lookups. A flush has no flag of its own: it holds a royal marriage.
+    """
+    features = _SUIT_FEATURES
+    clubs, diamonds = features[hand & 0xFFF], features[hand >> 12 & 0xFFF]
+    hearts, spades = features[hand >> 24 & 0xFFF], features[hand >> 36]
+    return (
+        (clubs | diamonds | hearts | spades) & HOLDS_MARRIAGE
+        | (clubs & diamonds & hearts & spades & _HAS_FOUR and HOLDS_FOURS)
+        | (spades & _HAS_QUEEN and diamonds & _HAS_JACK and HOLDS_PINOCHLE)
+    )
+
+
+def may_meld(hand: int) -> bool:
+    """A quick test: whether ``hand`` holds the cards of any meld (tabled or not)."""
+    return held_families(hand) != 0
 
 
 def _meld_table_by_window(
@@ -442,41 +468,55 @@ _FOUR_FACES = mask_of([card_id(CLUBS, r) for r in (ACE, KING, QUEEN, JACK)])
 """Copy-0 bits of A K Q J in the first suit: ranks held in every suit, once folded."""
 
 
-def _four_key(hand: int, rank: int) -> int:
-    hand >>= 2 * rank
-    return (hand & 3) | (hand >> 10 & 12) | (hand >> 20 & 48) | (hand >> 30 & 192)
-
-
 def held_meld_actions(hand: int, trump: int) -> tuple[int, ...]:
     """The actions of every meld whose cards ``hand`` holds (flushes of trumps only), ascending.
 
-    Built from per-suit / per-rank tables indexed by the hand's bits; the families come in meld
-    id order, so no sort is needed."""
-    held = (hand | hand >> 1) & _COPY0
+    Built from per-suit / per-rank tables indexed by the bits of one suit (small ints, cheap),
+    skipping the families the suits' ``_HAS_*`` flags rule out; the families come in meld id
+    order, so no sort is needed."""
+    features = _SUIT_FEATURES
+    clubs, diamonds, hearts, spades = suits = (
+        hand & 0xFFF,
+        hand >> 12 & 0xFFF,
+        hand >> 24 & 0xFFF,
+        hand >> 36,
+    )
+    has = features[clubs], features[diamonds], features[hearts], features[spades]
     found: tuple[int, ...] = ()
-    if held & held << 2 & _KINGS:
+    if (has[0] | has[1] | has[2] | has[3]) & _HAS_MARRIAGE:
+        marriages = _MARRIAGE_MELDS
         found = (
-            *_MARRIAGE_MELDS[0][hand >> 4 & 15],
-            *_MARRIAGE_MELDS[1][hand >> 16 & 15],
-            *_MARRIAGE_MELDS[2][hand >> 28 & 15],
-            *_MARRIAGE_MELDS[3][hand >> 40 & 15],
+            marriages[0][clubs >> 4 & 15]
+            + marriages[1][diamonds >> 4 & 15]
+            + marriages[2][hearts >> 4 & 15]
+            + marriages[3][spades >> 4 & 15]
         )
-    flush = _FLUSHES[trump]
-    if held & flush == flush:
-        found += _FLUSH_MELDS[trump][hand >> (12 * trump + 2) & 0x3FF]
-    if held & _PINOCHLE == _PINOCHLE:
-        found += _PINOCHLE_MELDS[(hand >> 14 & 3) | (hand >> 38 & 12)]
-    everywhere = held & held >> 12 & held >> 24 & held >> 36 & _FOUR_FACES
+        if has[trump] & _HAS_MARRIAGE:  # a flush holds a royal marriage
+            found += _FLUSH_MELDS[trump][suits[trump] >> 2]
+    if spades & 0x30 and diamonds & 0xC:
+        found += _PINOCHLE_MELDS[(diamonds >> 2 & 3) | (spades >> 2 & 12)]
+    everywhere = has[0] & has[1] & has[2] & has[3] & _HAS_FOUR
     if everywhere:
-        if everywhere >> 10 & 1:
-            found += _FOUR_MELDS[0][_four_key(hand, ACE)]
-        if everywhere >> 6 & 1:
-            found += _FOUR_MELDS[1][_four_key(hand, KING)]
-        if everywhere >> 4 & 1:
-            found += _FOUR_MELDS[2][_four_key(hand, QUEEN)]
-        if everywhere >> 2 & 1:
-            found += _FOUR_MELDS[3][_four_key(hand, JACK)]
+        for flag, shift, table in _FOURS_BY_RANK:
+            if everywhere & flag:
+                found += table[
+                    clubs >> shift & 3
+                    | (diamonds >> shift & 3) << 2
+                    | (hearts >> shift & 3) << 4
+                    | (spades >> shift & 3) << 6
+                ]
     return found
+
+
+_FOURS_BY_RANK = tuple(
+    zip(
+        (_HAS_ACE, _HAS_KING, _HAS_QUEEN, _HAS_JACK),
+        (2 * ACE, 2 * KING, 2 * QUEEN, 2 * JACK),
+        _FOUR_MELDS,
+        strict=True,
+    )
+)
+"""(flag, shift of the rank's copy bits in a suit, ``_FOUR_MELDS`` entry) for A, K, Q, J."""
 
 
 def legal_melds(hand: int, tabled: int, usage: Sequence[int], trump: int) -> tuple[int, ...]:
@@ -578,21 +618,18 @@ PHASE_NO_STOCK = 3
 PHASE_OVER = 4
 
 _NO_ACTIONS: tuple[int, ...] = ()
-_NO_USAGE: list[int] = [0] * (3 * NUM_CARDS)
-"""Shared, never written: ``usage`` of a hand without melds (copied on the first meld)."""
+_NO_USED = (0, 0, 0, 0)
+"""``used`` of a hand without melds."""
 _DIX_ACTIONS = (_NO_ACTIONS, (DIX_BASE,), (DIX_BASE + 1,), (DIX_BASE, DIX_BASE + 1))
 """By the copy bits of the 9s of trumps held (and not yet exchanged or shown)."""
 
 
-def _meld_play_table() -> tuple[
-    tuple[tuple[int, tuple[int, ...], int, tuple[Meld, Meld]], ...], ...
-]:
-    """``[trump][meld]``: (points, usage slots, mask, the ``Meld`` record per seat)."""
+def _meld_play_table() -> tuple[tuple[tuple[int, int, tuple[Meld, Meld]], ...], ...]:
+    """``[trump][meld]``: (points, mask, the ``Meld`` record per seat)."""
     return tuple(
         tuple(
             (
                 spec.points(trump),
-                tuple(3 * card + MELD_CLASS[spec.kind_in(trump)] for card in spec.cards),
                 spec.mask,
                 (
                     Meld(0, meld, spec.kind_in(trump), spec.cards, spec.points(trump)),
@@ -607,41 +644,77 @@ def _meld_play_table() -> tuple[
 
 _MELD_PLAY = _meld_play_table()
 
-_MELD_REUSE = tuple(
-    tuple(
-        (
-            spec.mask,
-            spec.points(trump),
-            tuple((1 << card, 3 * card + MELD_CLASS[spec.kind_in(trump)]) for card in spec.cards),
-        )
-        for spec in MELDS
-    )
-    for trump in range(4)
+USED_MARRIAGE, USED_FLUSH, USED_FOURS, USED_PINOCHLE = range(4)
+"""The masks of melded cards the reuse rule needs (``used`` below), by index.
+
+A tabled card may go into a new meld (PIN-E2, PIN-E3) unless it already was in a meld of the
+same class worth as much or more. Each card has one possible value per class except trumps in
+class A, so that comes down to four masks: cards melded in a marriage or flush (a marriage may
+use none of them), in a flush (nor may a flush: a royal marriage's K and Q may go on into one),
+in a four of a kind, in a pinochle.
+"""
+_MELD_USED = tuple(
+    {MARRIAGE: USED_MARRIAGE, FLUSH: USED_FLUSH, PINOCHLE: USED_PINOCHLE}.get(spec.kind, USED_FOURS)
+    for spec in MELDS
 )
-"""``[trump][meld]``: (mask, points, (card bit, usage slot) per card), for the reuse rule."""
+"""``[meld]``: the ``used`` mask whose cards may not go into this meld again."""
+_ACTION_MASK_USED = (((0, 0),) * MELD_BASE) + tuple(
+    (spec.mask, used) for spec, used in zip(MELDS, _MELD_USED, strict=True)
+)
+"""``[action]``: (the meld's cards, its ``used`` index) for the meld actions."""
 
 
-def _allowed_with_tabled(
-    actions: tuple[int, ...],
-    tabled: int,
-    usage: Sequence[int],
-    reuse: tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...],
-) -> tuple[int, ...]:
-    """The meld actions among ``actions`` (all held) that ``meld_is_legal`` allows."""
-    allowed = []
-    for action in actions:
-        mask, points, cards = reuse[action - MELD_BASE]
-        if not mask & ~tabled:
-            continue  # every card already on the table: nothing from the concealed hand
-        if mask & tabled:
-            for bit, slot in cards:
-                if tabled & bit and usage[slot] >= points:
-                    break
-            else:
-                allowed.append(action)
-        else:
-            allowed.append(action)
-    return tuple(allowed)
+def allowed_melds(actions: tuple[int, ...], tabled: int, used: Sequence[int]) -> tuple[int, ...]:
+    """The meld actions among ``actions`` (all held) that ``meld_is_legal`` allows.
+
+    A meld needs a concealed card and no tabled card already used in its family (see
+    ``USED_MARRIAGE``); ``used[i]`` is the mask of family ``i``.
+    """
+    table = _ACTION_MASK_USED
+    return tuple(
+        [
+            action
+            for action in actions
+            if (entry := table[action])[0] & ~tabled and not entry[0] & used[entry[1]]
+        ]
+    )
+
+
+def any_meld_allowed(hand: int, tabled: int, used: Sequence[int], trump: int, held: int) -> bool:
+    """Whether ``allowed_melds`` of the melds held is non-empty, without listing them.
+
+    ``held`` is ``held_families(hand)``: only those families are looked at. Per family: the
+    ranks held once the cards barred from it are taken out, and a concealed card of a rank the
+    meld needs (a concealed copy is never barred, so it can always be the one chosen).
+    """
+    concealed = hand & ~tabled
+    concealed = (concealed | concealed >> 1) & _COPY0
+    if held & HOLDS_MARRIAGE:
+        ranks = hand & ~used[USED_MARRIAGE]
+        ranks = (ranks | ranks >> 1) & _COPY0
+        if ranks & ranks << 2 & (concealed | concealed << 2) & _KINGS:
+            return True
+        flush = _FLUSHES[trump]
+        ranks = hand & ~used[USED_FLUSH]
+        ranks = (ranks | ranks >> 1) & _COPY0
+        if ranks & flush == flush and concealed & flush:
+            return True
+    if held & HOLDS_FOURS:
+        ranks = hand & ~used[USED_FOURS]
+        ranks = (ranks | ranks >> 1) & _COPY0
+        if (
+            ranks
+            & ranks >> 12
+            & ranks >> 24
+            & ranks >> 36
+            & (concealed | concealed >> 12 | concealed >> 24 | concealed >> 36)
+            & _FOUR_FACES
+        ):
+            return True
+    if held & HOLDS_PINOCHLE:
+        ranks = hand & ~used[USED_PINOCHLE]
+        return bool(ranks & (3 << 40) and ranks & (3 << 14) and concealed & _PINOCHLE)
+    return False
 
 
 def shuffled_deck(rng: random.Random) -> list[int]:
@@ -661,7 +734,7 @@ _PAIR = tuple(tuple((1 << a) | (1 << b) for b in _DECK) for a in _DECK)
 
 _HAND_START: dict[str, object] = {
     "stock_pos": 0,
-    "usage": _NO_USAGE,
+    "used": _NO_USED,
     "dixed": 0,
     "lead": -1,
     "phase": PHASE_STOCK,
@@ -704,8 +777,8 @@ class PinochleState(State):
     phase: int
     stock_pos: int
     dixed: int
-    usage: list[int]
-    """``usage[3 * card + cls]``: the top value of a class-``cls`` meld ``card`` was in."""
+    used: tuple[int, int, int, int]
+    """Cards melded this hand, by family (``USED_MARRIAGE``...): what the reuse rule needs."""
     _melded: bool
     _dix_done: bool
     _meld_options: tuple[int, ...] | None
@@ -822,13 +895,24 @@ class PinochleState(State):
                     *_SUIT_CARDS[3][hand >> 36],
                     *self._declare,
                 )
+            elif self.phase == PHASE_NO_STOCK:
+                hand = self.hands[self.to_act]
+                if self.lead >= 0:
+                    hand = legal_follow_mask(hand, self.lead, self.trump, self.phase2_rule)
+                legal = self._legal = (
+                    *_SUIT_CARDS[0][hand & 0xFFF],
+                    *_SUIT_CARDS[1][hand >> 12 & 0xFFF],
+                    *_SUIT_CARDS[2][hand >> 24 & 0xFFF],
+                    *_SUIT_CARDS[3][hand >> 36],
+                    *self._declare,
+                )
             elif self.phase == PHASE_MELD:
                 found = _NO_ACTIONS if self._melded else self._meld_options
                 if found is None:
                     found = self._find_melds(self.to_act)
                 legal = self._legal = found + self._dix_actions(self.to_act) + self._draw_declare
             else:
-                legal = self._legal = self._compute_legal()
+                legal = self._legal = _NO_ACTIONS
         return legal
 
     def _compute_legal(self) -> tuple[int, ...]:
@@ -905,16 +989,26 @@ class PinochleState(State):
         self.lead = -1
         self.to_act = self.trick_leader = winner
         if self.phase == PHASE_STOCK:
-            # The winner may meld / exchange the dix; else both draw at once.
+            # The winner may meld / exchange the dix; else both draw at once. Whether he may
+            # meld is decided from flags and masks; the melds are listed only when asked for.
             hand = hands[winner]
-            found = held_meld_actions(hand, trump)
-            if found and self.tabled[winner]:
-                found = self._find_melds(winner)
-            if found or (
+            features = _SUIT_FEATURES  # held_families(hand), inlined
+            clubs, diamonds = features[hand & 0xFFF], features[hand >> 12 & 0xFFF]
+            hearts, spades = features[hand >> 24 & 0xFFF], features[hand >> 36]
+            held = (
+                (clubs | diamonds | hearts | spades) & HOLDS_MARRIAGE
+                | (clubs & diamonds & hearts & spades & _HAS_FOUR and HOLDS_FOURS)
+                | (spades & _HAS_QUEEN and diamonds & _HAS_JACK and HOLDS_PINOCHLE)
+            )
+            if held:
+                tabled = self.tabled[winner]
+                if tabled and not any_meld_allowed(hand, tabled, self.used, trump, held):
+                    held = 0
+            if held or (
                 (hand & ~self.dixed) >> (12 * trump) & 3  # a 9 of trumps (see _dix_actions)
                 and (self.dix_points or self.turn_up >> 1 != 6 * trump)
             ):
-                self._meld_options = found
+                self._meld_options = None if held else _NO_ACTIONS
                 self._melded = self._dix_done = False
                 self.phase = PHASE_MELD
                 return
@@ -944,7 +1038,7 @@ class PinochleState(State):
         if found:
             tabled = self.tabled[seat]
             if tabled:
-                found = _allowed_with_tabled(found, tabled, self.usage, _MELD_REUSE[trump])
+                found = allowed_melds(found, tabled, self.used)
         self._meld_options = found
         return found
 
@@ -962,13 +1056,19 @@ class PinochleState(State):
 
     def _meld(self, seat: int, meld: int) -> None:
         trump = self.trump
-        points, slots, mask, record = _MELD_PLAY[trump][meld]
-        usage = self.usage
-        if usage is _NO_USAGE:
-            usage = self.usage = [0] * (3 * NUM_CARDS)
-        for slot in slots:
-            if usage[slot] < points:
-                usage[slot] = points
+        points, mask, record = _MELD_PLAY[trump][meld]
+        marriage, flush, fours, pinochle = self.used
+        family = _MELD_USED[meld]
+        if family == USED_MARRIAGE:
+            marriage |= mask
+        elif family == USED_FLUSH:
+            marriage |= mask
+            flush |= mask
+        elif family == USED_FOURS:
+            fours |= mask
+        else:
+            pinochle |= mask
+        self.used = (marriage, flush, fours, pinochle)
         self.tabled[seat] |= mask
         self.known[seat] |= mask
         self.hand_points[seat] += points
