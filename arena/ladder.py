@@ -20,7 +20,7 @@ import trio
 
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
 from arena.store.calls import call_store
-from arena.store.repository import HOUSE_RANDOM, STATE_CHANGE_GRACE_US, Claim, Store, now_us
+from arena.store.repository import CHANGE_GRACE_US, HOUSE_RANDOM, Claim, Store, now_us
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import record_pb2
 from referee.aio_bridge import await_aio
@@ -46,10 +46,13 @@ class ArenaConfig:
     pool_refresh_s: float = 5.0
     """How often each ladder's pool reads the bots whose state changed (new, validated,
     resumed, paused, pulled): such a change reaches matchmaking within this."""
-    pool_rebuild_s: float = 60.0
-    """How often each ladder's pool is rebuilt from every entrant: ratings and match counts
-    written by other arena processes reach this one's matchmaking within this (its own at once).
-    """
+    pool_catch_up_s: float = 60.0
+    """How often each ladder's pool reads the entries whose rating or matches scheduled
+    changed: other arena processes' results reach this one's matchmaking within this (its own
+    at once)."""
+    pool_rebuild_s: float = 600.0
+    """How often each ladder's pool is rebuilt from every entrant (a safety net: a change whose
+    commit came more than ``CHANGE_GRACE_US`` after its stamp, a clock step)."""
     health_interval_s: float = 30.0
     health_failures_to_pull: int = 3
     validation_matches: int = 2
@@ -78,13 +81,15 @@ class LiveMatch:
 
 @dataclass
 class LadderPool:
-    """A ladder's matchmaking pool and when it was last rebuilt and brought up to date."""
+    """A ladder's matchmaking pool and when it was last rebuilt and brought up to date
+    (``*_at``: trio clock; ``*_us``: the stamps still to be read, store clock)."""
 
     pool: MatchmakingPool
     built_at: float
+    caught_up_at: float
     checked_at: float
-    since_us: int
-    """State changes stamped at or after this (store clock, µs) are still to be read."""
+    entries_since_us: int
+    states_since_us: int
 
 
 class Arena:
@@ -175,20 +180,30 @@ class Arena:
         self._work_available = trio.Event()
 
     async def _pool(self, ladder_id: str, game: str) -> MatchmakingPool:
-        """The ladder's matchmaking pool: kept across ticks, told of state changes every
-        ``pool_refresh_s`` and rebuilt from every entrant every ``pool_rebuild_s``."""
+        """The ladder's matchmaking pool, kept across ticks: it takes this process's new
+        ratings as they come, reads the bots whose state changed every ``pool_refresh_s``, the
+        entries that changed every ``pool_catch_up_s``, and is rebuilt every
+        ``pool_rebuild_s``."""
         kept = self._pools.get(ladder_id)
         now = trio.current_time()
-        if kept is None or now - kept.built_at >= self.config.pool_rebuild_s:
-            since = now_us() - STATE_CHANGE_GRACE_US
+        config = self.config
+        if kept is None or now - kept.built_at >= config.pool_rebuild_s:
+            since = now_us() - CHANGE_GRACE_US
             await self.db(self.store.enter_active_bots, ladder_id, game)
             pool = MatchmakingPool(await self.db(self.store.entrants, ladder_id), self._rng)
-            kept = self._pools[ladder_id] = LadderPool(pool, now, now, since)
-        elif now - kept.checked_at >= self.config.pool_refresh_s:
-            changes = await self.db(self.store.entrant_changes, ladder_id, game, kept.since_us)
+            kept = self._pools[ladder_id] = LadderPool(pool, now, now, now, since, since)
+        if now - kept.caught_up_at >= config.pool_catch_up_s:
+            since = now_us() - CHANGE_GRACE_US
+            changed = await self.db(self.store.entrants, ladder_id, kept.entries_since_us)
+            kept.pool.update(changed)
+            kept.caught_up_at, kept.entries_since_us = now, since
+        if now - kept.checked_at >= config.pool_refresh_s:
+            changes = await self.db(
+                self.store.entrant_changes, ladder_id, game, kept.states_since_us
+            )
             kept.pool.remove(changes.gone)
             kept.pool.update(changes.active)
-            kept.checked_at, kept.since_us = now, changes.next_since_us
+            kept.checked_at, kept.states_since_us = now, changes.next_since_us
         return kept.pool
 
     def _validation_set(self, bot: Any) -> list[PlannedMatch]:

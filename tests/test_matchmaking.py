@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import statistics
-from dataclasses import replace
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,7 +21,7 @@ def simulate(entrants: list[Entrant], seats: int, matches: int, seed: int) -> di
         for planned in plan_set(players, rng, duplicate=False):
             for bot in planned.seats:
                 counts[bot] += 1
-                pool[bot] = replace(pool[bot], scheduled=pool[bot].scheduled + 1)
+                pool[bot] = pool[bot]._replace(scheduled=pool[bot].scheduled + 1)
     return counts
 
 
@@ -118,12 +117,12 @@ def test_a_pool_kept_across_ticks_matches_one_built_from_what_it_was_told(
             assert owed(model[players[0]]) == min(owed(e) for e in model.values())
             pool.scheduled(players)
             for player in players:
-                model[player] = replace(model[player], scheduled=model[player].scheduled + 1)
+                model[player] = model[player]._replace(scheduled=model[player].scheduled + 1)
         elif action == "rated":
             new = Rating(rating + 3 * sigma, sigma)
             pool.rated({bot: new})
             if bot in model:
-                model[bot] = replace(model[bot], rating=new.display, sigma=sigma)
+                model[bot] = model[bot]._replace(rating=new.display, sigma=sigma)
         elif action == "update":
             model[bot] = Entrant(bot, rating, sigma, index)
             pool.update([model[bot]])

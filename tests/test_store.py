@@ -15,11 +15,11 @@ from openskill.models import PlackettLuce
 from arena.matchmaking import PlannedMatch
 from arena.ratings import INITIAL_SIGMA
 from arena.store.db import Tx, open_database
-from arena.store.repository import STATE_CHANGE_GRACE_US, Store, StoreError, now_us
+from arena.store.repository import CHANGE_GRACE_US, Store, StoreError, now_us
 from arena.store.schema import MIGRATIONS
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2, record_pb2
-from tests.stores import open_store, postgres_available
+from tests.stores import open_store, postgres_available, postgres_url
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -211,16 +211,31 @@ def test_a_tick_reads_only_the_bots_whose_state_changed(store: Store) -> None:
         (newcomer.bot_id, 0, INITIAL_SIGMA)
     ], "a bot that became active is entered with a fresh rating"
     assert newcomer.bot_id in {e.bot_id for e in store.entrants(ladder_id)}
-    assert changes.next_since_us <= now_us() - STATE_CHANGE_GRACE_US
+    assert changes.next_since_us <= now_us() - CHANGE_GRACE_US
 
 
-def test_a_database_of_the_previous_schema_is_migrated(tmp_path: Path) -> None:
-    path = str(tmp_path / "old.sqlite3")
-    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as old:
-        tx = Tx(old.cursor(), "sqlite")
+@contextlib.contextmanager
+def raw_database(backend: str, tmp_path: Path) -> Iterator[tuple[str, Tx]]:
+    """An empty database of ``backend`` and a transaction on it outside the store."""
+    if backend == "sqlite":
+        path = str(tmp_path / "old.sqlite3")
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as connection:
+            yield path, Tx(connection.cursor(), "sqlite")
+        return
+    if not postgres_available():
+        pytest.skip("no PostgreSQL server reachable")
+    import psycopg
+
+    with postgres_url() as url, psycopg.connect(url, autocommit=True) as connection:
+        yield url, Tx(connection.cursor(), "postgres")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_database_of_the_previous_schema_is_migrated(backend: str, tmp_path: Path) -> None:
+    with raw_database(backend, tmp_path) as (url, tx):
         tx.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
         for version, statements in enumerate(MIGRATIONS[:2], start=1):
-            for statement in statements("sqlite"):
+            for statement in statements(backend):
                 tx.execute(statement)
             tx.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
         tx.execute("INSERT INTO owners VALUES ('o', 'ann', 'h', 0)")
@@ -228,17 +243,36 @@ def test_a_database_of_the_previous_schema_is_migrated(tmp_path: Path) -> None:
             "INSERT INTO bots (bot_id, owner_id, name, game, endpoint, version, state, "
             "created_at_us) VALUES ('b1', 'o', 'one', 'oh-hell', 'h:1', '1', 'active', 0)"
         )
-    database = open_database(path)
-    try:
-        store = Store(database)
-        ladder_id = store.create_ladder(ladder_config())
-        assert store.entrant_changes(ladder_id, "oh-hell", 1).active == []
-        store.enter_active_bots(ladder_id, "oh-hell")
-        assert [e.bot_id for e in store.entrants(ladder_id)] == ["b1"], "old bots still enter"
-        with database.transaction() as tx:
-            assert tx.one("SELECT MAX(version) FROM schema_version")[0] == len(MIGRATIONS)
-    finally:
-        database.close()
+        tx.execute(
+            "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status, "
+            "result_status, created_at_us, finished_at_us) "
+            "VALUES ('m1', 'old', 's1', 'ladder', 1, 'b1,x', 'finished', 1, 0, 7)"
+        )
+        for seat, bot in enumerate(["b1", "x"]):
+            tx.execute(
+                "INSERT INTO match_seats VALUES ('m1', ?, ?, ?, 0, 1, 0, 10, 7)",
+                (seat, bot, seat + 1),
+            )
+            tx.execute("INSERT INTO bot_latency VALUES (?, 'm1', 1000, 2000, 1)", (bot,))
+            tx.execute(
+                "INSERT INTO rating_history VALUES ('old', ?, 'm1', ?, 7.5, 5)", (bot, 30 - seat)
+            )
+        database = open_database(url)
+        try:
+            store = Store(database)
+            profile = store.profile("b1", 10)
+            assert [
+                (p.ladder_id, p.match_id, p.mu, p.sigma, p.at_us) for p in profile.rating_history
+            ] == [("old", "m1", 30.0, 7.5, 7)], "history carried over, timed by its match's end"
+            assert (profile.latency_p50_ms, profile.latency_p95_ms) == (1.0, 2.0)
+            ladder_id = store.create_ladder(ladder_config())
+            assert store.entrant_changes(ladder_id, "oh-hell", 1).active == []
+            store.enter_active_bots(ladder_id, "oh-hell")
+            assert [e.bot_id for e in store.entrants(ladder_id)] == ["b1"], "old bots enter"
+            with database.transaction() as check:
+                assert check.one("SELECT MAX(version) FROM schema_version")[0] == len(MIGRATIONS)
+        finally:
+            database.close()
 
 
 def test_rotations_finishing_at_once_rate_their_set_exactly_once(store: Store) -> None:
@@ -270,3 +304,27 @@ def test_rotations_finishing_at_once_rate_their_set_exactly_once(store: Store) -
         for thread in threads:
             thread.join()
     assert [s.matches for s in store.standings(ladder_id)] == [2 * sets, 2 * sets]
+
+
+def test_a_catch_up_reads_only_the_entries_that_changed(store: Store) -> None:
+    ids, token = active_bots(store, 5)
+    ladder_id = store.create_ladder(ladder_config())
+    store.enter_active_bots(ladder_id, "oh-hell")
+    assert len(store.entrants(ladder_id)) == 5
+    since = now_us()
+    assert store.entrants(ladder_id, since) == []
+    store.enqueue(ladder_id, "ladder", [PlannedMatch(3, tuple(ids[:3]))])
+    scheduled = store.entrants(ladder_id, since)
+    assert sorted((e.bot_id, e.scheduled) for e in scheduled) == sorted((b, 1) for b in ids[:3])
+    claim = store.claim("w", 60)
+    assert claim is not None
+    since = now_us()
+    ratings = store.record_result(finished_record(claim.match_id, [3, 1, 2], [0, 9, 5]))
+    assert ratings is not None
+    rated = {e.bot_id: e for e in store.entrants(ladder_id, since)}
+    assert set(rated) == set(ids[:3])
+    for bot_id, entrant in rated.items():
+        assert entrant.rating == pytest.approx(ratings[bot_id].display)
+        assert entrant.sigma == ratings[bot_id].sigma
+    store.set_bot_state(ids[0], token, "paused")
+    assert ids[0] not in {e.bot_id for e in store.entrants(ladder_id, since)}, "active only"

@@ -133,7 +133,7 @@ class EntrantChanges:
     """Where the next read starts (a grace period before this one)."""
 
 
-STATE_CHANGE_GRACE_US = 10_000_000
+CHANGE_GRACE_US = 10_000_000
 """How far before the previous read ``entrant_changes`` looks again: covers the time between a
 state change's stamp and its commit, and clock skew between arena machines (10 s)."""
 
@@ -340,23 +340,26 @@ class Store:
     @staticmethod
     def _enter_active_bots(tx: Tx, ladder_id: str, game: str, changed_since_us: int) -> None:
         tx.execute(  # ON CONFLICT: two arena processes may enter the same bot at once
-            "INSERT INTO entries (ladder_id, bot_id, mu, sigma) "
-            "SELECT ?, b.bot_id, ?, ? FROM bots b WHERE b.game = ? AND b.state = 'active' "
+            "INSERT INTO entries (ladder_id, bot_id, mu, sigma, changed_us) "
+            "SELECT ?, b.bot_id, ?, ?, ? FROM bots b WHERE b.game = ? AND b.state = 'active' "
             "AND b.state_changed_us >= ? AND NOT EXISTS (SELECT 1 FROM entries e "
             "WHERE e.ladder_id = ? AND e.bot_id = b.bot_id) "
             "ON CONFLICT (ladder_id, bot_id) DO NOTHING",
-            (ladder_id, INITIAL_MU, INITIAL_SIGMA, game, changed_since_us, ladder_id),
+            (ladder_id, INITIAL_MU, INITIAL_SIGMA, now_us(), game, changed_since_us, ladder_id),
         )
 
-    def entrants(self, ladder_id: str) -> list[Entrant]:
-        """Active bots of a ladder, for matchmaking."""
+    def entrants(self, ladder_id: str, changed_since_us: int = 0) -> list[Entrant]:
+        """Active bots of a ladder, for matchmaking; with ``changed_since_us``, only those whose
+        rating or matches scheduled changed since then (the database filters every entry, only
+        those come back: what a pool catching up reads)."""
         with self.db.transaction() as tx:
             rows = tx.all(
-                "SELECT e.bot_id, e.mu, e.sigma, e.scheduled FROM entries e "
-                "JOIN bots b ON b.bot_id = e.bot_id WHERE e.ladder_id = ? AND b.state = 'active'",
-                (ladder_id,),
+                "SELECT e.bot_id, e.mu - 3 * e.sigma, e.sigma, e.scheduled FROM entries e "
+                "JOIN bots b ON b.bot_id = e.bot_id WHERE e.ladder_id = ? AND b.state = 'active'"
+                + (" AND e.changed_us >= ?" if changed_since_us else ""),
+                (ladder_id, changed_since_us) if changed_since_us else (ladder_id,),
             )
-        return [Entrant(r[0], r[1] - 3 * r[2], r[2], r[3]) for r in rows]
+        return list(map(Entrant._make, rows))
 
     @retry_transient
     def entrant_changes(self, ladder_id: str, game: str, since_us: int) -> EntrantChanges:
@@ -364,10 +367,10 @@ class Store:
         active (entered with a fresh rating if new) and those no longer active.
 
         What a scheduling tick reads instead of every entrant. The stamps are the writers'
-        clocks, so read from a little before the last read (``STATE_CHANGE_GRACE_US``): a
+        clocks, so read from a little before the last read (``CHANGE_GRACE_US``): a
         change committed later than that after its stamp is seen only by the next full read.
         """
-        next_since = now_us() - STATE_CHANGE_GRACE_US
+        next_since = now_us() - CHANGE_GRACE_US
         with self.db.transaction() as tx:
             self._enter_active_bots(tx, ladder_id, game, since_us)
             rows = tx.all(
@@ -466,9 +469,9 @@ class Store:
                 # processes never deadlock on entries.
                 seats = Counter(bot for match in planned for bot in match.seats)
                 tx.many(
-                    "UPDATE entries SET scheduled = scheduled + ? "
+                    "UPDATE entries SET scheduled = scheduled + ?, changed_us = ? "
                     "WHERE ladder_id = ? AND bot_id = ?",
-                    [(seats[bot], ladder_id, bot) for bot in sorted(seats)],
+                    [(seats[bot], created, ladder_id, bot) for bot in sorted(seats)],
                 )
         return True
 
@@ -585,33 +588,33 @@ class Store:
                 "INSERT INTO records (match_id, record) VALUES (?, ?)",
                 (record.match_id, record.SerializeToString()),
             )
-            self._record_seats(tx, record, seats, finished)
+            ratings: dict[str, Rating] = {}
+            others = [row for row in rows if row[0] != record.match_id]
             if kind == "validation":
                 self._apply_validation(tx, record, seats)
-                return {}
-            others = [row for row in rows if row[0] != record.match_id]
-            if ladder_id is None or any(row[1] != "finished" for row in others):
-                return {}
-            per_match = [dict(zip(seats, record.outcome.ranks, strict=False))]
-            if record.status not in RATED_STATUSES:
-                per_match = []
-            for other in others:
-                if other[5] in RATED_STATUSES:
-                    per_match.append(
-                        dict(
-                            tx.all(
-                                "SELECT bot_id, rank FROM match_seats WHERE match_id = ?",
-                                (other[0],),
-                            )
-                        )
-                    )
-            if not per_match:
-                return {}
-            return self._rate_set(tx, ladder_id, record.match_id, per_match)
+            elif ladder_id is not None and all(row[1] == "finished" for row in others):
+                per_match = [
+                    dict(tx.all("SELECT bot_id, rank FROM match_seats WHERE match_id = ?", (o,)))
+                    for o, *_, result in others
+                    if result in RATED_STATUSES
+                ]
+                if record.status in RATED_STATUSES:
+                    per_match.append(dict(zip(seats, record.outcome.ranks, strict=False)))
+                if per_match:
+                    ratings = self._rate_set(tx, ladder_id, per_match)
+            self._record_seats(tx, record, seats, finished, ratings)
+            return ratings
 
     def _record_seats(
-        self, tx: Tx, record: record_pb2.MatchRecord, seats: Sequence[str], finished: int
+        self,
+        tx: Tx,
+        record: record_pb2.MatchRecord,
+        seats: Sequence[str],
+        finished: int,
+        ratings: dict[str, Rating],
     ) -> None:
+        """A row per seat: result, moves, faults, latency summary and, if this match completed
+        a rated set, the bot's rating after it (its rating history)."""
         rated = record.status in RATED_STATUSES
         latencies: list[list[int]] = [[] for _ in seats]
         faults: list[Counter[int]] = [Counter() for _ in seats]
@@ -621,41 +624,42 @@ class Store:
                 latencies[seat].append(move.elapsed_us)
                 if move.fault:
                     faults[seat][move.fault] += 1
-        tx.many(
-            "INSERT INTO match_seats (match_id, seat, bot_id, rank, score, moves, faults, "
-            "latency_sum_us, finished_at_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
+        rows = []
+        for seat, bot_id in enumerate(seats):
+            ordered = sorted(latencies[seat])
+            p50 = p95 = None
+            if ordered and bot_id != HOUSE_RANDOM:
+                p50 = int(statistics.median(ordered))
+                p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+            after = ratings.get(bot_id)
+            rows.append(
                 (
                     record.match_id,
                     seat,
                     bot_id,
                     record.outcome.ranks[seat] if rated else 0,
                     record.outcome.scores[seat] if rated else 0,
-                    len(latencies[seat]),
+                    len(ordered),
                     sum(faults[seat].values()),
-                    sum(latencies[seat]),
+                    sum(ordered),
                     finished,
+                    p50,
+                    p95,
+                    after.mu if after else None,
+                    after.sigma if after else None,
                 )
-                for seat, bot_id in enumerate(seats)
-            ],
+            )
+        tx.many(
+            "INSERT INTO match_seats (match_id, seat, bot_id, rank, score, moves, faults, "
+            "latency_sum_us, finished_at_us, p50_us, p95_us, mu, sigma) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
         )
         players = [
             (seat, bot_id)
             for seat, bot_id in enumerate(seats)
             if bot_id != HOUSE_RANDOM and latencies[seat]
         ]
-        summaries = []
-        for seat, bot_id in players:
-            ordered = sorted(latencies[seat])
-            p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
-            summaries.append(
-                (bot_id, record.match_id, int(statistics.median(ordered)), p95, len(ordered))
-            )
-        tx.many(
-            "INSERT INTO bot_latency (bot_id, match_id, p50_us, p95_us, moves) "
-            "VALUES (?, ?, ?, ?, ?)",
-            summaries,
-        )
         fault_rows = sorted(
             (bot_id, fault_name(kind), count)
             for seat, bot_id in players
@@ -704,10 +708,9 @@ class Store:
                 )
 
     def _rate_set(
-        self, tx: Tx, ladder_id: str, match_id: str, per_match: Sequence[dict[str, int]]
+        self, tx: Tx, ladder_id: str, per_match: Sequence[dict[str, int]]
     ) -> dict[str, Rating]:
-        """Rate a finished set from each rated match's ranks; the rating history entry is
-        filed under the match that completed the set."""
+        """Rate a finished set from each rated match's ranks."""
         ranks = set_ranks(per_match)
         # Lock the entries in bot order before reading them: no lost update when two processes
         # rate sets sharing a bot, and no deadlock (same order everywhere).
@@ -722,29 +725,22 @@ class Store:
                 (ladder_id, *bots),
             )
         }
-        at = now_us()
         new_ratings = rate(current, ranks)
         order = sorted(new_ratings)
+        changed = now_us()
         tx.many(
             "UPDATE entries SET mu = ?, sigma = ?, matches = matches + ?, "
-            "first_places = first_places + ? WHERE ladder_id = ? AND bot_id = ?",
+            "first_places = first_places + ?, changed_us = ? WHERE ladder_id = ? AND bot_id = ?",
             [
                 (
                     new_ratings[bot].mu,
                     new_ratings[bot].sigma,
                     len(per_match),
                     1 if ranks[bot] == 1 else 0,
+                    changed,
                     ladder_id,
                     bot,
                 )
-                for bot in order
-            ],
-        )
-        tx.many(
-            "INSERT INTO rating_history (ladder_id, bot_id, match_id, mu, sigma, at_us) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (ladder_id, bot, match_id, new_ratings[bot].mu, new_ratings[bot].sigma, at)
                 for bot in order
             ],
         )
@@ -766,8 +762,9 @@ class Store:
             bot = self._bot(tx, bot_id)
             response = arena_service_pb2.GetBotProfileResponse(bot=bot.to_proto())
             for ladder_id, match_id, mu, sigma, at in tx.all(
-                "SELECT ladder_id, match_id, mu, sigma, at_us FROM rating_history "
-                "WHERE bot_id = ? ORDER BY at_us",
+                "SELECT m.ladder_id, s.match_id, s.mu, s.sigma, s.finished_at_us "
+                "FROM match_seats s JOIN matches m ON m.match_id = s.match_id "
+                "WHERE s.bot_id = ? AND s.mu IS NOT NULL ORDER BY s.finished_at_us",
                 (bot_id,),
             ):
                 response.rating_history.append(
@@ -808,9 +805,8 @@ class Store:
             )
             response.moves = int(moves[0])
             latency = tx.all(
-                "SELECT l.p50_us, l.p95_us FROM bot_latency l JOIN match_seats s ON "
-                "s.match_id = l.match_id AND s.bot_id = l.bot_id WHERE l.bot_id = ? "
-                "ORDER BY s.finished_at_us DESC LIMIT ?",
+                "SELECT p50_us, p95_us FROM match_seats WHERE bot_id = ? "
+                "AND p50_us IS NOT NULL ORDER BY finished_at_us DESC LIMIT ?",
                 (bot_id, recent),
             )
             if latency:
