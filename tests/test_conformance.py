@@ -9,7 +9,7 @@ from _pytest.mark.structures import ParameterSet
 
 from referee.games.api import Game, IllegalActionError, InvalidOptionsError
 from referee.games.registry import game_types, make_game
-from tests.conformance import check_card_conservation, random_playout
+from tests.conformance import check_cached_observations, check_card_conservation, random_playout
 
 PLAYOUTS = 400
 VIEW_CHECKED_PLAYOUTS = 6
@@ -59,6 +59,19 @@ def test_observations_hide_other_hands_and_cards_are_conserved(game: Game) -> No
             legal = state.legal_actions()
             state.apply(legal[rng.randrange(len(legal))])
         random_playout(game, seed, check_views=True)
+
+
+def test_cached_observations_equal_fresh_ones_at_every_decision(game: Game) -> None:
+    """observe() reuses parts between calls; none of them may go stale as play goes on."""
+    for seed in range(VIEW_CHECKED_PLAYOUTS):
+        state = game.new_state(seed)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            state.observe(state.current_seat())  # as the referee does: fills the caches
+            check_cached_observations(state)
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+        check_cached_observations(state)
 
 
 def test_illegal_actions_are_rejected_and_change_nothing(game: Game) -> None:

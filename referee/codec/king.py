@@ -127,20 +127,33 @@ def _hand_result(hand: HandResult) -> king_pb2.KingHandResult:
     return message
 
 
-def _seat_field(seat: tuple[int, int, int, int, int]) -> bytes:
-    """One ``seats`` entry, tag included, of (cards in hand, tricks, points, -total, +total)."""
-    cards_in_hand, tricks_won, hand_points, negative, positive = seat
-    payload = b"".join(
-        [
-            _SEAT_CARDS_IN_HAND[cards_in_hand],
-            _SEAT_TRICKS_WON[tricks_won],
-            _SEAT_HAND_POINTS[hand_points],
-            _SEAT_NEGATIVE_TOTAL[negative],
-            _SEAT_POSITIVE_TOTAL[positive],
-            _SEAT_BALANCE[negative + positive],
-        ]
-    )
-    return length_delimited(_SEATS_TAG, payload)
+class _SeatMemo(dict[int, bytes]):
+    """One seat's ``seats`` entry (tag included) by its cards in hand, for fixed other fields.
+
+    Within a trick only the cards in hand change, so the codec keeps one memo per seat until
+    a trick is taken and looks entries up with a plain subscript.
+    """
+
+    __slots__ = ("_rest",)
+
+    def __init__(self, rest: tuple[int, int, int, int]) -> None:
+        super().__init__()
+        tricks_won, hand_points, negative, positive = rest
+        self._rest = b"".join(
+            [
+                _SEAT_TRICKS_WON[tricks_won],
+                _SEAT_HAND_POINTS[hand_points],
+                _SEAT_NEGATIVE_TOTAL[negative],
+                _SEAT_POSITIVE_TOTAL[positive],
+                _SEAT_BALANCE[negative + positive],
+            ]
+        )
+
+    def __missing__(self, cards_in_hand: int) -> bytes:
+        encoded = self[cards_in_hand] = length_delimited(
+            _SEATS_TAG, _SEAT_CARDS_IN_HAND[cards_in_hand] + self._rest
+        )
+        return encoded
 
 
 def _completed_trick_field(trick: tuple[int, tuple[int, ...], int]) -> bytes:
@@ -183,7 +196,8 @@ class KingCodec(GameCodec):
     def __init__(self, game: Any) -> None:
         super().__init__(game)
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
-        self._seats: BoundedCache[tuple[int, ...], bytes] = BoundedCache()
+        self._seat_block: tuple[tuple[int, ...], ...] = ()
+        self._seat_memos: list[_SeatMemo] = []
         self._auctions: BoundedCache[AuctionView, bytes] = BoundedCache(256)
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
@@ -211,18 +225,13 @@ class KingCodec(GameCodec):
         ) = obs
         header_key = obs[1:6]
         header = self._headers.get(header_key) or self._headers.put(header_key, _header(obs))
-        seats_cache = self._seats
-        seats = [
-            seats_cache.get(seat) or seats_cache.put(seat, _seat_field(seat))
-            for seat in zip(
-                cards_in_hand,
-                tricks_won,
-                hand_points,
-                negative_totals,
-                positive_totals,
-                strict=False,  # equal lengths by construction; strict costs per call
-            )
-        ]
+        block = obs[8:12]  # tricks won, hand points, totals: they change when a trick ends
+        if block != self._seat_block:  # tuples shared by the engine compare by identity first
+            self._seat_block = block
+            self._seat_memos = [
+                _SeatMemo(rest)
+                for rest in zip(*block, strict=False)  # equal lengths
+            ]
         if auction is None:
             auction_field = b""
         else:
@@ -236,7 +245,7 @@ class KingCodec(GameCodec):
             [
                 header,
                 *map(_HAND_FIELD.__getitem__, hand),
-                *seats,
+                *map(_SeatMemo.__getitem__, self._seat_memos, cards_in_hand),
                 auction_field,
                 _CURRENT_TRICK_TAG,
                 varint(len(current)),

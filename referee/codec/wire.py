@@ -245,7 +245,7 @@ class SequenceCache(Generic[K]):
 
     def __call__(self, items: tuple[K, ...]) -> bytes:
         last = self._last_items
-        if items == last:
+        if items is last or items == last:
             return self._last_value
         count = len(last)
         if count and len(items) > count and items[:count] == last:

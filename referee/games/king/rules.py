@@ -350,11 +350,26 @@ _SHUFFLE_STEPS = tuple((i, (i + 1).bit_length()) for i in reversed(range(1, 52))
 ``_randbelow(i + 1)``, which draws ``getrandbits(bits)`` until the value is at most ``i``."""
 
 
+_FinishedTrick = tuple[int, tuple[int, ...], int]
+"""(leader, cards in play order, winner)."""
+_TrickBlock = tuple[
+    tuple[int, ...],
+    tuple[int, ...],
+    tuple[int, ...],
+    tuple[int, ...],
+    tuple[_FinishedTrick, ...],
+    tuple[HandResult, ...],
+]
+"""Tricks won, hand points, negative and positive totals, finished tricks, finished hands."""
+
+
 class KingState(State):
     """A whole game of King: ten hands, from the first deal to the final balances."""
 
-    _points_cache: tuple[list[tuple[int, tuple[int, ...], int]], int, tuple[int, ...]] | None = None
-    """``hand_points_so_far`` for one list of finished tricks at one length."""
+    _block_cache: tuple[list[_FinishedTrick], tuple[int, int], _TrickBlock] | None = None
+    """``_trick_block`` for one list of finished tricks, its length and the hands finished."""
+    _auction_cache: tuple[list[tuple[int, int]], int, AuctionView] | None = None
+    """``_auction_view`` for one list of calls at one length."""
 
     game_type = KING
 
@@ -677,36 +692,58 @@ class KingState(State):
         return self.balances()
 
     def hand_points_so_far(self) -> tuple[int, ...]:
-        """Each seat's points in the current hand from the tricks played so far (no payment).
+        """Each seat's points in the current hand from the tricks played so far (no payment)."""
+        return self._trick_block()[1]
 
-        They change only when a trick is taken, so they are cached against the very list of
-        finished tricks and its length (a new hand, or a search bot's re-created state, brings
-        a new list): ``observe`` asks at every decision.
+    def _trick_block(self) -> _TrickBlock:
+        """What changes only when a trick is taken or a hand ends, as tuples shared until then.
+
+        ``observe`` asks at every decision; this is cached against the very list of finished
+        tricks (a new hand, or a search bot's re-created state, brings a new list), its length
+        and the number of finished hands (the last hand ends without a new list).
         """
         tricks = self.completed_tricks
-        cached = self._points_cache
-        if cached is not None and cached[0] is tricks and cached[1] == len(tricks):
+        key = (len(tricks), len(self.previous_hands))
+        cached = self._block_cache
+        if cached is not None and cached[0] is tricks and cached[1] == key:
             return cached[2]
         if self.contract == POSITIVE:
             points = tuple([POSITIVE_TRICK * t for t in self.tricks_won])
         else:
             points = self._negative_hand_points()
-        self._points_cache = (tricks, len(tricks), points)
-        return points
+        block = (
+            tuple(self.tricks_won),
+            points,
+            tuple(self.negative_totals),
+            tuple(self.positive_totals),
+            tuple(tricks),
+            tuple(self.previous_hands),
+        )
+        self._block_cache = (tricks, key, block)
+        return block
+
+    def _auction_view(self) -> AuctionView:
+        """The auction's public state, shared until the next call (every change is a call)."""
+        calls = self.calls
+        cached = self._auction_cache
+        if cached is not None and cached[0] is calls and cached[1] == len(calls):
+            return cached[2]
+        view = AuctionView(
+            calls=tuple(calls),
+            best_offer=self.best_offer,
+            best_bidder=self.best_bidder,
+            minimum_offer=self.minimum_offer,
+            highest_offer=self.highest_offer,
+            accepted=self.accepted,
+            buyer=self.buyer,
+            price=self.price,
+        )
+        self._auction_cache = (calls, len(calls), view)
+        return view
 
     def observe(self, seat: int) -> KingObservation:
-        auction = None
-        if self.contract == POSITIVE:
-            auction = AuctionView(
-                calls=tuple(self.calls),
-                best_offer=self.best_offer,
-                best_bidder=self.best_bidder,
-                minimum_offer=self.minimum_offer,
-                highest_offer=self.highest_offer,
-                accepted=self.accepted,
-                buyer=self.buyer,
-                price=self.price,
-            )
+        tricks_won, hand_points, negative, positive, completed, previous = self._trick_block()
+        hands = self.hands
         return KingObservation(
             seat=seat,
             hand_number=self.hand_number,
@@ -714,17 +751,17 @@ class KingState(State):
             dealer=self.dealer,
             phase=self.phase,
             trump=self.trump,
-            hand=cards_of(self.hands[seat]),
-            cards_in_hand=tuple(map(int.bit_count, self.hands)),
-            tricks_won=tuple(self.tricks_won),
-            hand_points=self.hand_points_so_far(),
-            negative_totals=tuple(self.negative_totals),
-            positive_totals=tuple(self.positive_totals),
-            auction=auction,
+            hand=cards_of(hands[seat]),
+            cards_in_hand=tuple(map(int.bit_count, hands)),
+            tricks_won=tricks_won,
+            hand_points=hand_points,
+            negative_totals=negative,
+            positive_totals=positive,
+            auction=self._auction_view() if self.contract == POSITIVE else None,
             trick_leader=self.trick_leader,
             current_trick=tuple(self.trick),
-            completed_tricks=tuple(self.completed_tricks),
-            previous_hands=tuple(self.previous_hands),
+            completed_tricks=completed,
+            previous_hands=previous,
         )
 
     def describe_action(self, action: int) -> str:
