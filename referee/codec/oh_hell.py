@@ -21,6 +21,8 @@ from referee.codec.wire import (
     packed_uints,
     tag,
     uint_field,
+    uint_field_table,
+    varint,
 )
 from referee.games.oh_hell.rules import BID_BASE, HandResult, OhHellObservation, trick_winner
 
@@ -54,6 +56,7 @@ _SEAT_BID_TAG = tag(_Seat, "bid")
 _SEAT_TRICKS_WON_TAG = tag(_Seat, "tricks_won")
 _SEAT_SCORE_TAG = tag(_Seat, "score")
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
+_TRICK_LEADER_FIELD = uint_field_table(_TRICK_LEADER_TAG, 8)
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_WINNER_TAG = tag(_Trick, "winner")
 _RESULT_HAND_SIZE_TAG = tag(_Result, "hand_size")
@@ -80,6 +83,21 @@ def _trick_bytes(leader: int, cards: tuple[int, ...], winner: int | None) -> byt
             uint_field(_TRICK_LEADER_TAG, leader),
             *[_TRICK_CARD_FIELD[c] for c in cards],
             b"" if winner is None else optional_uint_field(_TRICK_WINNER_TAG, winner),
+        ]
+    )
+
+
+def _header(obs: OhHellObservation) -> bytes:
+    """The fields from ``deal_style`` to ``trump_card``: fixed for a hand."""
+    return b"".join(
+        [
+            length_delimited(_DEAL_STYLE_TAG, obs.deal_style.encode()) if obs.deal_style else b"",
+            length_delimited(_SCORING_TAG, obs.scoring.encode()) if obs.scoring else b"",
+            uint_field(_HAND_NUMBER_TAG, obs.hand_number),
+            uint_field(_NUM_HANDS_TAG, obs.num_hands),
+            uint_field(_HAND_SIZE_TAG, obs.hand_size),
+            uint_field(_DEALER_TAG, obs.dealer),
+            _TRUMP_CARD_FIELD[obs.trump_card],
         ]
     )
 
@@ -124,7 +142,7 @@ class OhHellCodec(GameCodec):
         super().__init__(game)
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(64)
         self._seats: BoundedCache[tuple[tuple[int | None, ...], ...], bytes] = BoundedCache()
-        self._current_tricks: BoundedCache[tuple[int, tuple[int, ...]], bytes] = BoundedCache()
+        self._last_seats = LastValue()
         self._seat_entries: BoundedCache[tuple[int | None, int, int], bytes] = BoundedCache()
         self._completed = tuple(
             SequenceCache(self._completed_trick(trump_suit)) for trump_suit in range(4)
@@ -135,57 +153,55 @@ class OhHellCodec(GameCodec):
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: OhHellObservation = observation
-        header_key = (
-            obs.deal_style,
-            obs.scoring,
-            obs.hand_number,
-            obs.num_hands,
-            obs.hand_size,
-            obs.dealer,
-            obs.trump_card,
+        (
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            trump_card,
+            hand,
+            bids,
+            tricks_won,
+            trick_leader,
+            current_trick,
+            completed,
+            scores,
+            previous,
+            bidding,
+        ) = obs
+        header_key = obs[2:9]  # deal style .. trump card: fixed for a hand
+        header = self._headers.get(header_key) or self._headers.put(header_key, _header(obs))
+        seats_key = (bids, tricks_won, scores)
+        last = self._last_seats  # the engine shares these tuples until a trick is taken
+        if seats_key != last.key:
+            seats = self._seats.get(seats_key)
+            if seats is None:
+                seats = self._seats.put(
+                    seats_key, b"".join(map(self._seat, bids, tricks_won, scores))
+                )
+            last.key, last.value = seats_key, seats
+        current = b"".join(
+            [_TRICK_LEADER_FIELD[trick_leader], *map(_TRICK_CARD_FIELD.__getitem__, current_trick)]
         )
-        header = self._headers.get(header_key)
-        if header is None:
-            header = self._headers.put(
-                header_key,
-                b"".join(
-                    [
-                        length_delimited(_DEAL_STYLE_TAG, obs.deal_style.encode())
-                        if obs.deal_style
-                        else b"",
-                        length_delimited(_SCORING_TAG, obs.scoring.encode())
-                        if obs.scoring
-                        else b"",
-                        uint_field(_HAND_NUMBER_TAG, obs.hand_number),
-                        uint_field(_NUM_HANDS_TAG, obs.num_hands),
-                        uint_field(_HAND_SIZE_TAG, obs.hand_size),
-                        uint_field(_DEALER_TAG, obs.dealer),
-                        _TRUMP_CARD_FIELD[obs.trump_card],
-                    ]
-                ),
-            )
-        hand = b"".join(map(_HAND_FIELD.__getitem__, obs.hand))  # new at each turn of a seat
-        seats_key = (obs.bids, obs.tricks_won, obs.scores)
-        seats = self._seats.get(seats_key)
-        if seats is None:
-            seats = self._seats.put(
-                seats_key, b"".join(map(self._seat, obs.bids, obs.tricks_won, obs.scores))
-            )
-        trick_key = (obs.trick_leader, obs.current_trick)
-        current = self._current_tricks.get(trick_key)
-        if current is None:
-            current = self._current_tricks.put(
-                trick_key,
-                length_delimited(
-                    _CURRENT_TRICK_TAG, _trick_bytes(obs.trick_leader, obs.current_trick, None)
-                ),
-            )
-        completed = self._completed[obs.trump_card // 13](obs.completed_tricks)
-        last = self._last_previous
-        if obs.previous_hands != last.key:
-            last.key, last.value = obs.previous_hands, self._previous_bytes(obs.previous_hands)
+        last_previous = self._last_previous
+        if previous != last_previous.key:
+            last_previous.key, last_previous.value = previous, self._previous_bytes(previous)
         payload = b"".join(
-            [header, hand, seats, _PHASE_FIELD[obs.bidding], current, completed, last.value]
+            [
+                header,
+                *map(_HAND_FIELD.__getitem__, hand),
+                last.value,
+                _PHASE_FIELD[bidding],
+                _CURRENT_TRICK_TAG,
+                varint(len(current)),
+                current,
+                self._completed[trump_card // 13](completed),
+                last_previous.value,
+            ]
         )
         return length_delimited(_OBSERVATION_TAG, payload)
 

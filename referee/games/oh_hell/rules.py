@@ -185,16 +185,34 @@ class OhHellObservation(NamedTuple):
     bidding: bool
 
 
+_Trick = tuple[int, tuple[int, ...]]
+"""A finished trick: (leader, cards in play order)."""
+_PublicBlock = tuple[
+    tuple[int | None, ...],
+    tuple[int, ...],
+    tuple[_Trick, ...],
+    tuple[int, ...],
+    tuple[HandResult, ...],
+]
+"""Bids, tricks won, finished tricks, scores, finished hands (``OhHellState._public_block``)."""
+
+
 class OhHellState(State):
     """A whole game of Oh Hell, from the first deal to the final scores."""
 
     game_type = OH_HELL
+
+    _block_cache: (
+        tuple[list[tuple[int, tuple[int, ...]]], tuple[int, bool, int], _PublicBlock] | None
+    ) = None
+    """``_public_block`` for one list of finished tricks at one point of the hand."""
 
     def __init__(
         self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
     ) -> None:
         super().__init__(num_seats, options, rng)
         self.scoring = str(options["scoring"])
+        self.deal_style = str(options["deal_style"])
         self.schedule = hand_sizes(str(options["deal_style"]), num_seats)
         self.first_dealer = rng.randrange(num_seats)
         self.scores = [0] * num_seats
@@ -330,10 +348,11 @@ class OhHellState(State):
         return tuple(self.scores)
 
     def observe(self, seat: int) -> OhHellObservation:
+        bids, tricks_won, completed, scores, previous = self._public_block()
         return OhHellObservation(
             seat=seat,
             num_seats=self.num_seats,
-            deal_style=str(self.options["deal_style"]),
+            deal_style=self.deal_style,
             scoring=self.scoring,
             hand_number=self.hand_index + 1,
             num_hands=len(self.schedule),
@@ -341,15 +360,38 @@ class OhHellState(State):
             dealer=self.dealer,
             trump_card=self.trump_card,
             hand=set_bits(self.hands[seat]),
-            bids=tuple(self.bids),
-            tricks_won=tuple(self.tricks_won),
+            bids=bids,
+            tricks_won=tricks_won,
             trick_leader=self.trick_leader,
             current_trick=tuple(self.trick),
-            completed_tricks=tuple(self.completed_tricks),
-            scores=tuple(self.scores),
-            previous_hands=tuple(self.previous_hands),
+            completed_tricks=completed,
+            scores=scores,
+            previous_hands=previous,
             bidding=self.bidding,
         )
+
+    def _public_block(self) -> _PublicBlock:
+        """Bids, tricks won, finished tricks, scores and history, as tuples shared until a trick
+        is taken (or, while bidding, until the next bid).
+
+        ``observe`` asks at every decision; the block is cached against the very list of
+        finished tricks (a new hand, or a search bot's re-created state, brings a new list),
+        its length, the bidding flag and the number of finished hands.
+        """
+        tricks = self.completed_tricks
+        key = (len(tricks), self.bidding, len(self.previous_hands))
+        cached = self._block_cache
+        if cached is not None and cached[0] is tricks and cached[1] == key and not self.bidding:
+            return cached[2]
+        block = (
+            tuple(self.bids),
+            tuple(self.tricks_won),
+            tuple(tricks),
+            tuple(self.scores),
+            tuple(self.previous_hands),
+        )
+        self._block_cache = (tricks, key, block)
+        return block
 
     def describe_action(self, action: int) -> str:
         if action >= BID_BASE:
