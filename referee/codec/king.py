@@ -136,7 +136,7 @@ class _SeatMemo(dict[int, bytes]):
 
     __slots__ = ("_rest",)
 
-    def __init__(self, rest: tuple[int, int, int, int]) -> None:
+    def __init__(self, rest: tuple[int, ...]) -> None:
         super().__init__()
         tricks_won, hand_points, negative, positive = rest
         self._rest = b"".join(
@@ -198,6 +198,7 @@ class KingCodec(GameCodec):
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
         self._seat_block: tuple[tuple[int, ...], ...] = ()
         self._seat_memos: list[_SeatMemo] = []
+        self._seat_memos_by_rest: BoundedCache[tuple[int, ...], _SeatMemo] = BoundedCache(256)
         self._auctions: BoundedCache[AuctionView, bytes] = BoundedCache(256)
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
@@ -228,8 +229,9 @@ class KingCodec(GameCodec):
         block = obs[8:12]  # tricks won, hand points, totals: they change when a trick ends
         if block != self._seat_block:  # tuples shared by the engine compare by identity first
             self._seat_block = block
+            memos = self._seat_memos_by_rest  # a trick changes one or two seats' rest
             self._seat_memos = [
-                _SeatMemo(rest)
+                memos.get(rest) or memos.put(rest, _SeatMemo(rest))
                 for rest in zip(*block, strict=False)  # equal lengths
             ]
         if auction is None:

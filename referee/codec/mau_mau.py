@@ -9,12 +9,14 @@ from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.common import standard_card, standard_card_id
 from referee.codec.wire import (
     BoundedCache,
+    FieldMemo,
     SequenceCache,
     int_field,
     length_delimited,
     message_fields,
     tag,
     uint_field,
+    uint_field_table,
 )
 from referee.games.mau_mau.rules import (
     ANNOUNCE_SHIFT,
@@ -45,12 +47,13 @@ _CLOCKWISE_TAG = tag(_Obs, "clockwise")
 _PHASE_TAG = tag(_Obs, "phase")
 _HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
 _SEATS_TAG = tag(_Obs, "seats")
-_START_SUIT_TAG = tag(_Obs, "start_suit")
+_START_SUIT_FIELD = uint_field_table(tag(_Obs, "start_suit"), 5)[1:]
+"""By the start card's suit index 0..3 (the wire's suits are 1..4)."""
 _TOP_CARD_FIELD = message_fields(tag(_Obs, "top_card"), _CARDS)
 _DISCARD_PILE_FIELD = message_fields(tag(_Obs, "discard_pile"), _CARDS)
-_STOCK_SIZE_TAG = tag(_Obs, "stock_size")
-_ANNOUNCED_SUIT_TAG = tag(_Obs, "announced_suit")
-_ANY_CARD_TAG = tag(_Obs, "any_card")
+_STOCK_SIZE = FieldMemo(tag(_Obs, "stock_size"))
+_ANNOUNCED_SUIT_FIELD = uint_field_table(tag(_Obs, "announced_suit"), 8)
+_ANY_CARD_FIELD = uint_field_table(tag(_Obs, "any_card"), 2)
 _DRAWN_CARD_FIELD = message_fields(tag(_Obs, "drawn_card"), _CARDS)
 _PREVIOUS_DEALS_TAG = tag(_Obs, "previous_deals")
 _SEAT_HAND_SIZE_TAG = tag(_Seat, "hand_size")
@@ -78,16 +81,47 @@ def _deal_result_field(deal: DealResult) -> bytes:
     return length_delimited(_PREVIOUS_DEALS_TAG, _deal_result(deal).SerializeToString())
 
 
-def _seat_field(seat: tuple[int, int, int, bool]) -> bytes:
-    """One ``seats`` entry, tag included, of (hand size, tally, fines, barred)."""
-    hand_size, tally, fines, barred = seat
-    return length_delimited(
-        _SEATS_TAG,
-        uint_field(_SEAT_HAND_SIZE_TAG, hand_size)
-        + int_field(_SEAT_TALLY_TAG, tally)
-        + uint_field(_SEAT_FINES_TAG, fines)
-        + uint_field(_SEAT_BARRED_TAG, barred),
+def _header(obs: MauMauObservation) -> bytes:
+    """The fields from ``scoring`` to ``phase``."""
+    return b"".join(
+        [
+            length_delimited(_SCORING_TAG, obs.scoring.encode()) if obs.scoring else b"",
+            uint_field(_TARGET_TAG, obs.target),
+            length_delimited(_CANNOT_DISCARD_TAG, obs.cannot_discard.encode())
+            if obs.cannot_discard
+            else b"",
+            uint_field(_JACK_WILD_TAG, obs.jack_wild),
+            uint_field(_DEAL_NUMBER_TAG, obs.deal_number),
+            uint_field(_DEALER_TAG, obs.dealer),
+            uint_field(_CLOCKWISE_TAG, obs.clockwise),
+            uint_field(_PHASE_TAG, _PHASE_PLAY_DRAWN if obs.playing_drawn_card else _PHASE_DISCARD),
+        ]
     )
+
+
+class _SeatMemo(dict[int, bytes]):
+    """One seat's ``seats`` entry (tag included) by hand size, for a fixed tally, fines, barred.
+
+    Hand sizes change at every play, the rest rarely: the codec keeps one memo per seat while
+    the rest is unchanged and looks entries up with a plain subscript.
+    """
+
+    __slots__ = ("_rest",)
+
+    def __init__(self, rest: tuple[int, int, bool]) -> None:
+        super().__init__()
+        tally, fines, barred = rest
+        self._rest = (
+            int_field(_SEAT_TALLY_TAG, tally)
+            + uint_field(_SEAT_FINES_TAG, fines)
+            + uint_field(_SEAT_BARRED_TAG, barred)
+        )
+
+    def __missing__(self, hand_size: int) -> bytes:
+        encoded = self[hand_size] = length_delimited(
+            _SEATS_TAG, uint_field(_SEAT_HAND_SIZE_TAG, hand_size) + self._rest
+        )
+        return encoded
 
 
 class MauMauCodec(GameCodec):
@@ -101,71 +135,61 @@ class MauMauCodec(GameCodec):
     def __init__(self, game: Any) -> None:
         super().__init__(game)
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
-        self._seats: BoundedCache[tuple[int, int, int, bool], bytes] = BoundedCache()
+        self._seat_block: tuple[tuple[int, ...], ...] = ()
+        self._seat_memos: list[_SeatMemo] = []
+        self._seat_memos_by_rest: BoundedCache[tuple[int, int, bool], _SeatMemo] = BoundedCache(256)
         self._pile = SequenceCache(_DISCARD_PILE_FIELD.__getitem__)
         self._previous = SequenceCache(_deal_result_field)
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: MauMauObservation = observation
-        header_key = (
-            obs.scoring,
-            obs.target,
-            obs.cannot_discard,
-            obs.jack_wild,
-            obs.deal_number,
-            obs.dealer,
-            obs.clockwise,
-            obs.playing_drawn_card,
-        )
-        header = self._headers.get(header_key)
-        if header is None:
-            header = self._headers.put(
-                header_key,
-                b"".join(
-                    [
-                        length_delimited(_SCORING_TAG, obs.scoring.encode())
-                        if obs.scoring
-                        else b"",
-                        uint_field(_TARGET_TAG, obs.target),
-                        length_delimited(_CANNOT_DISCARD_TAG, obs.cannot_discard.encode())
-                        if obs.cannot_discard
-                        else b"",
-                        uint_field(_JACK_WILD_TAG, obs.jack_wild),
-                        uint_field(_DEAL_NUMBER_TAG, obs.deal_number),
-                        uint_field(_DEALER_TAG, obs.dealer),
-                        uint_field(_CLOCKWISE_TAG, obs.clockwise),
-                        uint_field(
-                            _PHASE_TAG,
-                            _PHASE_PLAY_DRAWN if obs.playing_drawn_card else _PHASE_DISCARD,
-                        ),
-                    ]
-                ),
-            )
-        seats_cache = self._seats
-        seats = [
-            seats_cache.get(seat) or seats_cache.put(seat, _seat_field(seat))
-            for seat in zip(
-                obs.hand_sizes,
-                obs.tallies,
-                obs.fines,
-                obs.barred,
-                strict=False,  # equal lengths by construction; strict costs per call
-            )
-        ]
-        pile = obs.discard_pile
+        (
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            hand,
+            hand_sizes,
+            start_card,
+            pile,
+            stock_size,
+            announced_suit,
+            any_card,
+            drawn_card,
+            fines,
+            barred,
+            tallies,
+            previous,
+        ) = obs
+        header_key = obs[2:10]  # scoring .. phase: fixed for a deal but for the phase
+        header = self._headers.get(header_key) or self._headers.put(header_key, _header(obs))
+        block = (tallies, fines, barred)  # change at fines and deal ends, unlike hand sizes
+        if block != self._seat_block:
+            self._seat_block = block
+            memos = self._seat_memos_by_rest
+            self._seat_memos = [
+                memos.get(rest) or memos.put(rest, _SeatMemo(rest))
+                for rest in zip(tallies, fines, barred, strict=False)
+            ]
         payload = b"".join(
             [
                 header,
-                *map(_HAND_FIELD.__getitem__, obs.hand),
-                *seats,
-                uint_field(_START_SUIT_TAG, obs.start_card // 13 + 1),
+                *map(_HAND_FIELD.__getitem__, hand),
+                *map(_SeatMemo.__getitem__, self._seat_memos, hand_sizes),
+                _START_SUIT_FIELD[start_card // 13],
                 _TOP_CARD_FIELD[pile[-1]],
                 self._pile(pile),
-                uint_field(_STOCK_SIZE_TAG, obs.stock_size),
-                uint_field(_ANNOUNCED_SUIT_TAG, obs.announced_suit),
-                uint_field(_ANY_CARD_TAG, obs.any_card),
-                b"" if obs.drawn_card is None else _DRAWN_CARD_FIELD[obs.drawn_card],
-                self._previous(obs.previous_deals),
+                _STOCK_SIZE[stock_size],
+                _ANNOUNCED_SUIT_FIELD[announced_suit],
+                _ANY_CARD_FIELD[any_card],
+                b"" if drawn_card is None else _DRAWN_CARD_FIELD[drawn_card],
+                self._previous(previous),
             ]
         )
         return length_delimited(_OBSERVATION_TAG, payload)
