@@ -133,8 +133,10 @@ def test_duplicate_set_is_rated_once_when_every_rotation_is_done(store: Store) -
     assert first and second and first.seed == second.seed == 9
     assert store.record_result(finished_record(first.match_id, [1, 2], [5, 1])) == {}
     assert all(s.matches == 0 for s in store.standings(ladder_id)), "half a set is not rated"
+    assert [e.scheduled for e in store.entrants(ladder_id)] == [2, 2], "one done, one playing"
     ratings = store.record_result(finished_record(second.match_id, [1, 2], [5, 1]))
     assert ratings is not None and set(ratings) == set(ids)
+    assert [e.scheduled for e in store.entrants(ladder_id)] == [2, 2]
     standings = store.standings(ladder_id)
     assert all(s.matches == 2 for s in standings)
     # Each bot won the deal once from the same seat: the set is a tie, ratings stay equal.
@@ -248,6 +250,14 @@ def test_a_database_of_the_previous_schema_is_migrated(backend: str, tmp_path: P
             "result_status, created_at_us, finished_at_us) "
             "VALUES ('m1', 'old', 's1', 'ladder', 1, 'b1,x', 'finished', 1, 0, 7)"
         )
+        old_ladder = ladder_config("old").SerializeToString()
+        tx.execute("INSERT INTO ladders VALUES ('old', 'old', 'oh-hell', ?, 0)", (old_ladder,))
+        # Two matches finished (m1 and one before) and one queued, counted when queued.
+        tx.execute("INSERT INTO entries VALUES ('old', 'b1', 30, 7.5, 2, 3, 1)")
+        tx.execute(
+            "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status, "
+            "created_at_us) VALUES ('m2', 'old', 's2', 'ladder', 2, 'x,b1', 'waiting', 9)"
+        )
         for seat, bot in enumerate(["b1", "x"]):
             tx.execute(
                 "INSERT INTO match_seats VALUES ('m1', ?, ?, ?, 0, 1, 0, 10, 7)",
@@ -265,6 +275,7 @@ def test_a_database_of_the_previous_schema_is_migrated(backend: str, tmp_path: P
                 (p.ladder_id, p.match_id, p.mu, p.sigma, p.at_us) for p in profile.rating_history
             ] == [("old", "m1", 30.0, 7.5, 7)], "history carried over, timed by its match's end"
             assert (profile.latency_p50_ms, profile.latency_p95_ms) == (1.0, 2.0)
+            assert [(e.bot_id, e.scheduled) for e in store.entrants("old")] == [("b1", 3)]
             ladder_id = store.create_ladder(ladder_config())
             assert store.entrant_changes(ladder_id, "oh-hell", 1).active == []
             store.enter_active_bots(ladder_id, "oh-hell")
@@ -314,11 +325,11 @@ def test_a_catch_up_reads_only_the_entries_that_changed(store: Store) -> None:
     since = now_us()
     assert store.entrants(ladder_id, since) == []
     store.enqueue(ladder_id, "ladder", [PlannedMatch(3, tuple(ids[:3]))])
-    scheduled = store.entrants(ladder_id, since)
-    assert sorted((e.bot_id, e.scheduled) for e in scheduled) == sorted((b, 1) for b in ids[:3])
+    assert store.entrants(ladder_id, since) == [], "queuing a set writes no entry"
+    scheduled = {e.bot_id: e.scheduled for e in store.entrants(ladder_id)}
+    assert scheduled == {b: 1 if b in ids[:3] else 0 for b in ids}, "counted from the queue"
     claim = store.claim("w", 60)
     assert claim is not None
-    since = now_us()
     ratings = store.record_result(finished_record(claim.match_id, [3, 1, 2], [0, 9, 5]))
     assert ratings is not None
     rated = {e.bot_id: e for e in store.entrants(ladder_id, since)}
@@ -326,5 +337,6 @@ def test_a_catch_up_reads_only_the_entries_that_changed(store: Store) -> None:
     for bot_id, entrant in rated.items():
         assert entrant.rating == pytest.approx(ratings[bot_id].display)
         assert entrant.sigma == ratings[bot_id].sigma
+        assert entrant.scheduled == 1, "counted once: finished now, no longer in flight"
     store.set_bot_state(ids[0], token, "paused")
     assert ids[0] not in {e.bot_id for e in store.entrants(ladder_id, since)}, "active only"

@@ -359,7 +359,26 @@ class Store:
                 + (" AND e.changed_us >= ?" if changed_since_us else ""),
                 (ladder_id, changed_since_us) if changed_since_us else (ladder_id,),
             )
-        return list(map(Entrant._make, rows))
+            in_flight = self._in_flight(tx, ladder_id)
+        entrants = list(map(Entrant._make, rows))
+        if in_flight:
+            entrants = [
+                e._replace(scheduled=e.scheduled + in_flight[e.bot_id])
+                if e.bot_id in in_flight
+                else e
+                for e in entrants
+            ]
+        return entrants
+
+    @staticmethod
+    def _in_flight(tx: Tx, ladder_id: str) -> Counter[str]:
+        """Each bot's matches of the ladder queued or being played: with the finished ones
+        its entry counts, the matches scheduled for it."""
+        rows = tx.all(
+            "SELECT seats FROM matches WHERE ladder_id = ? AND status IN ('waiting', 'playing')",
+            (ladder_id,),
+        )
+        return Counter(bot for (seats,) in rows for bot in seats.split(","))
 
     @retry_transient
     def entrant_changes(self, ladder_id: str, game: str, since_us: int) -> EntrantChanges:
@@ -379,8 +398,9 @@ class Store:
                 "WHERE b.game = ? AND b.state_changed_us >= ?",
                 (ladder_id, game, since_us),
             )
+            in_flight = self._in_flight(tx, ladder_id) if rows else Counter()
         active = [
-            Entrant(bot, mu - 3 * sigma, sigma, scheduled)
+            Entrant(bot, mu - 3 * sigma, sigma, scheduled + in_flight[bot])
             for bot, state, mu, sigma, scheduled in rows
             if state == "active" and mu is not None
         ]
@@ -434,7 +454,9 @@ class Store:
         must not be scheduled.
 
         Not waited onto disk (``durable=False``): a queued set lost in a database crash is
-        only a set never queued, its ``scheduled`` counts gone with it.
+        only a set never queued. It writes no entry: a bot's matches in flight are counted from
+        the queue when entrants are read (``_in_flight``), and the entry counts a match when its
+        result is recorded.
         """
         set_id = uuid.uuid4().hex
         created = now_us()
@@ -464,15 +486,6 @@ class Store:
                     for index, match in enumerate(planned)
                 ],
             )
-            if ladder_id is not None:
-                # In bot order: concurrent writers lock rows in the same order, so two arena
-                # processes never deadlock on entries.
-                seats = Counter(bot for match in planned for bot in match.seats)
-                tx.many(
-                    "UPDATE entries SET scheduled = scheduled + ?, changed_us = ? "
-                    "WHERE ladder_id = ? AND bot_id = ?",
-                    [(seats[bot], created, ladder_id, bot) for bot in sorted(seats)],
-                )
         return True
 
     def waiting(self, ladder_id: str | None = None) -> int:
@@ -592,7 +605,8 @@ class Store:
             others = [row for row in rows if row[0] != record.match_id]
             if kind == "validation":
                 self._apply_validation(tx, record, seats)
-            elif ladder_id is not None and all(row[1] == "finished" for row in others):
+            elif ladder_id is not None:
+                played = Counter(seats)
                 per_match = [
                     dict(tx.all("SELECT bot_id, rank FROM match_seats WHERE match_id = ?", (o,)))
                     for o, *_, result in others
@@ -600,8 +614,14 @@ class Store:
                 ]
                 if record.status in RATED_STATUSES:
                     per_match.append(dict(zip(seats, record.outcome.ranks, strict=False)))
-                if per_match:
-                    ratings = self._rate_set(tx, ladder_id, per_match)
+                if per_match and all(row[1] == "finished" for row in others):
+                    ratings = self._rate_set(tx, ladder_id, per_match, played)
+                else:  # the set is not complete, or nothing in it is rated: count the match
+                    tx.many(
+                        "UPDATE entries SET scheduled = scheduled + ?, changed_us = ? "
+                        "WHERE ladder_id = ? AND bot_id = ?",
+                        [(played[bot], now_us(), ladder_id, bot) for bot in sorted(played)],
+                    )
             self._record_seats(tx, record, seats, finished, ratings)
             return ratings
 
@@ -708,9 +728,14 @@ class Store:
                 )
 
     def _rate_set(
-        self, tx: Tx, ladder_id: str, per_match: Sequence[dict[str, int]]
+        self,
+        tx: Tx,
+        ladder_id: str,
+        per_match: Sequence[dict[str, int]],
+        played: Counter[str],
     ) -> dict[str, Rating]:
-        """Rate a finished set from each rated match's ranks."""
+        """Rate a finished set from each rated match's ranks (and count the match that
+        completed it as ``played``)."""
         ranks = set_ranks(per_match)
         # Lock the entries in bot order before reading them: no lost update when two processes
         # rate sets sharing a bot, and no deadlock (same order everywhere).
@@ -730,13 +755,15 @@ class Store:
         changed = now_us()
         tx.many(
             "UPDATE entries SET mu = ?, sigma = ?, matches = matches + ?, "
-            "first_places = first_places + ?, changed_us = ? WHERE ladder_id = ? AND bot_id = ?",
+            "first_places = first_places + ?, scheduled = scheduled + ?, changed_us = ? "
+            "WHERE ladder_id = ? AND bot_id = ?",
             [
                 (
                     new_ratings[bot].mu,
                     new_ratings[bot].sigma,
                     len(per_match),
                     1 if ranks[bot] == 1 else 0,
+                    played[bot],
                     changed,
                     ladder_id,
                     bot,

@@ -153,5 +153,18 @@ def _v4(dialect: str) -> list[str]:
     ]
 
 
-MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4]
+def _v5(dialect: str) -> list[str]:
+    """``entries.scheduled`` counts a match when its result is recorded, not when it is queued
+    (queued and playing matches are counted from the queue when entrants are read): queuing a
+    set writes no entry. The matches in flight when this runs were counted at queuing, so they
+    come off."""
+    find = "strpos" if dialect == "postgres" else "instr"
+    return [
+        "UPDATE entries SET scheduled = scheduled - (SELECT COUNT(*) FROM matches m "
+        "WHERE m.ladder_id = entries.ladder_id AND m.status IN ('waiting', 'playing') "
+        f"AND {find}(',' || m.seats || ',', ',' || entries.bot_id || ',') > 0)"
+    ]
+
+
+MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4, _v5]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""
