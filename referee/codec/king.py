@@ -231,7 +231,7 @@ class KingCodec(GameCodec):
             self._seat_block = block
             memos = self._seat_memos_by_rest  # a trick changes one or two seats' rest
             self._seat_memos = [
-                memos.get(rest) or memos.put(rest, _SeatMemo(rest))
+                memo if (memo := memos.get(rest)) is not None else memos.put(rest, _SeatMemo(rest))
                 for rest in zip(*block, strict=False)  # equal lengths
             ]
         if auction is None:

@@ -174,7 +174,7 @@ class MauMauCodec(GameCodec):
             self._seat_block = block
             memos = self._seat_memos_by_rest
             self._seat_memos = [
-                memos.get(rest) or memos.put(rest, _SeatMemo(rest))
+                memo if (memo := memos.get(rest)) is not None else memos.put(rest, _SeatMemo(rest))
                 for rest in zip(tallies, fines, barred, strict=False)
             ]
         payload = b"".join(

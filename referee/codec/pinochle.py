@@ -8,13 +8,13 @@ ids do not depend on trump (so encoded actions can be cached); the observation's
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import Any
 
 from cardarena.game.v1 import cards_pb2, game_pb2, pinochle_pb2
 from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.wire import (
     BoundedCache,
+    FieldMemo,
     IdentityCache,
     SequenceCache,
     int_field,
@@ -23,6 +23,7 @@ from referee.codec.wire import (
     optional_uint_field,
     tag,
     uint_field,
+    uint_field_table,
     varint,
 )
 from referee.games.pinochle.rules import (
@@ -112,30 +113,33 @@ _HAND_NUMBER_TAG = tag(_Obs, "hand_number")
 _DEALER_TAG = tag(_Obs, "dealer")
 _TARGET_TAG = tag(_Obs, "target")
 _TRUMP_TAG = tag(_Obs, "trump")
-_TURN_UP_FIELD = message_fields(tag(_Obs, "turn_up"), _CARDS)
-_STOCK_SIZE_TAG = tag(_Obs, "stock_size")
-_PHASE_TAG = tag(_Obs, "phase")
+_TURN_UP_FIELD: dict[int | None, bytes] = {
+    None: b"",
+    **dict(enumerate(message_fields(tag(_Obs, "turn_up"), _CARDS))),
+}
+_STOCK_SIZE = FieldMemo(tag(_Obs, "stock_size"))
+_PHASE_FIELD = uint_field_table(tag(_Obs, "phase"), 8)
 _HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
 _SEATS_TAG = tag(_Obs, "seats")
 _CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
 _COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
 _MELD_OPTIONS_TAG = tag(_Obs, "meld_options")
 _PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
-_SEAT_SCORE_TAG = tag(_Seat, "score")
-_SEAT_HAND_POINTS_TAG = tag(_Seat, "hand_points")
-_SEAT_TRICK_POINTS_TAG = tag(_Seat, "trick_points")
-_SEAT_TRICKS_WON_TAG = tag(_Seat, "tricks_won")
-_SEAT_HAND_SIZE_TAG = tag(_Seat, "hand_size")
+_SEAT_SCORE = FieldMemo(tag(_Seat, "score"), int_field)
+_SEAT_HAND_POINTS = FieldMemo(tag(_Seat, "hand_points"), int_field)
+_SEAT_TRICK_POINTS = FieldMemo(tag(_Seat, "trick_points"), int_field)
+_SEAT_TRICKS_WON = FieldMemo(tag(_Seat, "tricks_won"))
+_SEAT_HAND_SIZE = FieldMemo(tag(_Seat, "hand_size"))
 _SEAT_TABLED_FIELD = message_fields(tag(_Seat, "tabled"), _CARDS)
 _SEAT_KNOWN_FIELD = message_fields(tag(_Seat, "known"), _CARDS)
 _SEAT_MELDS_TAG = tag(_Seat, "melds")
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
+_TRICK_LEADER_FIELD = uint_field_table(_TRICK_LEADER_TAG, 2)
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_WINNER_TAG = tag(_Trick, "winner")
-_TRICK_KEY = attrgetter("leader", "cards", "winner")
 
 
-def _completed_trick_field(key: tuple[int, tuple[int, int], int]) -> bytes:
+def _completed_trick_field(key: Trick) -> bytes:
     leader, cards, winner = key
     return length_delimited(
         _COMPLETED_TRICKS_TAG,
@@ -161,23 +165,25 @@ def _hand_result_field(hand: HandResult) -> bytes:
     return length_delimited(_PREVIOUS_HANDS_TAG, _hand_result(hand).SerializeToString())
 
 
-def _seat_field(key: tuple[Any, ...]) -> bytes:
-    """One ``seats`` entry, tag included (the key's last item: the seat's melds, encoded)."""
-    score, hand_points, trick_points, tricks_won, hand_size, tabled, known, melds = key
-    return length_delimited(
-        _SEATS_TAG,
-        b"".join(
-            [
-                int_field(_SEAT_SCORE_TAG, score),
-                int_field(_SEAT_HAND_POINTS_TAG, hand_points),
-                int_field(_SEAT_TRICK_POINTS_TAG, trick_points),
-                uint_field(_SEAT_TRICKS_WON_TAG, tricks_won),
-                uint_field(_SEAT_HAND_SIZE_TAG, hand_size),
-                *map(_SEAT_TABLED_FIELD.__getitem__, tabled),
-                *map(_SEAT_KNOWN_FIELD.__getitem__, known),
-                melds,
-            ]
-        ),
+def _header(obs: PinochleObservation) -> bytes:
+    """The fields from ``hand_number`` to ``trump``: fixed for a hand."""
+    return (
+        uint_field(_HAND_NUMBER_TAG, obs.hand_number)
+        + uint_field(_DEALER_TAG, obs.dealer)
+        + uint_field(_TARGET_TAG, obs.target)
+        + uint_field(_TRUMP_TAG, obs.trump + 1)
+    )
+
+
+def _after(key: tuple[tuple[int, ...], tuple[int, ...], bytes]) -> bytes:
+    """A seat entry's fields after ``hand_size``: tabled and known cards, melds (encoded)."""
+    tabled, known, melds = key
+    return b"".join(
+        [
+            *map(_SEAT_TABLED_FIELD.__getitem__, tabled),
+            *map(_SEAT_KNOWN_FIELD.__getitem__, known),
+            melds,
+        ]
     )
 
 
@@ -193,7 +199,9 @@ class PinochleCodec(GameCodec):
     def __init__(self, game: Any) -> None:
         super().__init__(game)
         self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
-        self._seats: BoundedCache[tuple[Any, ...], bytes] = BoundedCache()
+        self._seat_after: BoundedCache[tuple[tuple[int, ...], tuple[int, ...], bytes], bytes] = (
+            BoundedCache(1024)
+        )
         self._declared: IdentityCache[bytes] = IdentityCache()
         self._melds_key: tuple[Meld, ...] | None = None
         self._seat_melds: tuple[bytes, ...] = (b"", b"")
@@ -203,64 +211,87 @@ class PinochleCodec(GameCodec):
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: PinochleObservation = observation
-        header_key = (obs.hand_number, obs.dealer, obs.target, obs.trump)
-        header = self._headers.get(header_key)
-        if header is None:
-            header = self._headers.put(
-                header_key,
-                uint_field(_HAND_NUMBER_TAG, obs.hand_number)
-                + uint_field(_DEALER_TAG, obs.dealer)
-                + uint_field(_TARGET_TAG, obs.target)
-                + uint_field(_TRUMP_TAG, obs.trump + 1),
-            )
-        if obs.melds != self._melds_key:  # tuple of the engine's Meld objects: fast compare
-            self._melds_key = obs.melds
+        (
+            seat,
+            _,
+            _,
+            _,
+            trump,
+            turn_up,
+            stock_size,
+            phase,
+            hand,
+            tabled,
+            known,
+            hand_sizes,
+            melds,
+            scores,
+            hand_points,
+            trick_points,
+            tricks_won,
+            trick_leader,
+            current_trick,
+            completed,
+            meld_options,
+            previous,
+            _,
+        ) = obs
+        header_key = obs[1:5]  # hand number, dealer, target, trump
+        header = self._headers.get(header_key) or self._headers.put(header_key, _header(obs))
+        if melds != self._melds_key:  # tuple of the engine's Meld objects: fast compare
+            self._melds_key = melds
             declared = self._declared
-            fields = [declared.get(m) or declared.put(m, _seat_meld_field(m)) for m in obs.melds]
+            fields = [declared.get(m) or declared.put(m, _seat_meld_field(m)) for m in melds]
             self._seat_melds = tuple(
-                b"".join(
-                    [field for m, field in zip(obs.melds, fields, strict=True) if m.seat == seat]
-                )
-                for seat in (0, 1)
+                b"".join([field for m, field in zip(melds, fields, strict=True) if m.seat == s])
+                for s in (0, 1)
             )
-        seats_cache = self._seats
-        seats = [
-            seats_cache.get(key) or seats_cache.put(key, _seat_field(key))
-            for key in zip(
-                obs.scores,
-                obs.hand_points,
-                obs.trick_points,
-                obs.tricks_won,
-                obs.hand_sizes,
-                obs.tabled,
-                obs.known,
-                self._seat_melds,
-                strict=False,  # equal lengths by construction; strict costs per call
+        seats = []
+        seat_melds, after_cache = self._seat_melds, self._seat_after
+        for s in (0, 1):  # the rest of a seat entry changes at every trick: no memo per seat
+            after_key = (tabled[s], known[s], seat_melds[s])
+            after = after_cache.get(after_key)
+            if after is None:  # often b"" (nothing tabled, known or melded): test for None
+                after = after_cache.put(after_key, _after(after_key))
+            entry = b"".join(
+                [
+                    _SEAT_SCORE[scores[s]],
+                    _SEAT_HAND_POINTS[hand_points[s]],
+                    _SEAT_TRICK_POINTS[trick_points[s]],
+                    _SEAT_TRICKS_WON[tricks_won[s]],
+                    _SEAT_HAND_SIZE[hand_sizes[s]],
+                    after,
+                ]
             )
-        ]
-        offered_cache, seat, trump = self._meld_options, obs.seat, obs.trump
-        offered = [
-            offered_cache.get((seat, trump, meld))
-            or offered_cache.put((seat, trump, meld), _meld_option_field(seat, trump, meld))
-            for meld in obs.meld_options
-        ]
-        current = uint_field(_TRICK_LEADER_TAG, obs.trick_leader) + b"".join(
-            map(_TRICK_CARD_FIELD.__getitem__, obs.current_trick)
+            seats.append(_SEATS_TAG + varint(len(entry)) + entry)
+        if meld_options:
+            offered_cache = self._meld_options
+            offered = b"".join(
+                [
+                    offered_cache.get((seat, trump, meld))
+                    or offered_cache.put((seat, trump, meld), _meld_option_field(seat, trump, meld))
+                    for meld in meld_options
+                ]
+            )
+        else:
+            offered = b""
+        current = b"".join(
+            [_TRICK_LEADER_FIELD[trick_leader], *map(_TRICK_CARD_FIELD.__getitem__, current_trick)]
         )
         payload = b"".join(
             [
                 header,
-                b"" if obs.turn_up is None else _TURN_UP_FIELD[obs.turn_up],
-                uint_field(_STOCK_SIZE_TAG, obs.stock_size),
-                uint_field(_PHASE_TAG, obs.phase),
-                *map(_HAND_FIELD.__getitem__, obs.hand),
+                _TURN_UP_FIELD[turn_up],
+                _STOCK_SIZE[stock_size],
+                _PHASE_FIELD[phase],
+                *map(_HAND_FIELD.__getitem__, hand),
                 *seats,
                 _CURRENT_TRICK_TAG,
                 varint(len(current)),
                 current,
-                self._completed(tuple(map(_TRICK_KEY, obs.completed_tricks))),
-                *offered,
-                self._previous(obs.previous_hands),
+                self._completed(completed),
+                offered,
+                self._previous(previous),
             ]
         )
         return length_delimited(_OBSERVATION_TAG, payload)

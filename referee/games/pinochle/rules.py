@@ -62,6 +62,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import starmap
+from typing import NamedTuple
 
 from referee.games.api import (
     GameType,
@@ -546,8 +547,7 @@ def settle(scores: Sequence[int], target: int) -> tuple[int | None, int]:
 # -- the state ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Meld:
+class Meld(NamedTuple):
     """A meld as declared: who, which table entry, its type and points then."""
 
     seat: int
@@ -557,8 +557,7 @@ class Meld:
     points: int
 
 
-@dataclass(frozen=True)
-class Trick:
+class Trick(NamedTuple):
     """A finished trick."""
 
     leader: int
@@ -580,8 +579,7 @@ class HandResult:
     """Scores after the hand."""
 
 
-@dataclass(frozen=True)
-class PinochleObservation:
+class PinochleObservation(NamedTuple):
     """What one seat sees: its hand, the table, public history; never the other hand or stock."""
 
     seat: int
@@ -771,6 +769,9 @@ class PinochleState(State):
     """A whole game of two-handed Pinochle, from the first deal to 1,000 (or more)."""
 
     game_type = PINOCHLE_GAME
+
+    _trick_cache: tuple[list[tuple[int, int, int, int]], tuple[Trick, ...]] | None = None
+    """``_trick_views`` of one list of finished tricks."""
 
     # Set per hand from _HAND_START by one dict update (cheap deals: random games are short).
     lead: int
@@ -1184,13 +1185,33 @@ class PinochleState(State):
             tricks_won=tuple(self.tricks_won),
             trick_leader=self.trick_leader,
             current_trick=(self.lead,) if self.lead >= 0 else (),
-            completed_tricks=tuple(Trick(t[0], (t[1], t[2]), t[3]) for t in self.completed),
+            completed_tricks=self._trick_views(),
             meld_options=self._offered_melds()
             if self.phase == PHASE_MELD and seat == self.to_act
             else (),
             previous_hands=tuple(self.previous_hands),
             declared_by=self.declared_by,
         )
+
+    def _trick_views(self) -> tuple[Trick, ...]:
+        """The finished tricks as ``Trick``s, extended as tricks finish.
+
+        Cached against the very list of finished tricks (a new hand, or a search bot's
+        re-created state, brings a new list) and its length, so each trick becomes a ``Trick``
+        once rather than at every ``observe``.
+        """
+        completed = self.completed
+        cached = self._trick_cache
+        count = len(completed)
+        if cached is not None and cached[0] is completed and len(cached[1]) <= count:
+            views = cached[1]
+            if len(views) == count:
+                return views
+        else:
+            views = ()
+        views += tuple(Trick(t[0], (t[1], t[2]), t[3]) for t in completed[len(views) :])
+        self._trick_cache = (completed, views)
+        return views
 
     def describe_action(self, action: int) -> str:
         if 0 <= action < MELD_BASE:
