@@ -638,10 +638,11 @@ class Store:
         rated = record.status in RATED_STATUSES
         latencies: list[list[int]] = [[] for _ in seats]
         faults: list[Counter[int]] = [Counter() for _ in seats]
+        appends, count = [times.append for times in latencies], len(seats)
         for move in record.moves:  # one pass over a record of hundreds of moves
             seat = move.seat
-            if seat < len(seats):
-                latencies[seat].append(move.elapsed_us)
+            if seat < count:
+                appends[seat](move.elapsed_us)
                 if move.fault:
                     faults[seat][move.fault] += 1
         rows = []
@@ -649,7 +650,10 @@ class Store:
             ordered = sorted(latencies[seat])
             p50 = p95 = None
             if ordered and bot_id != HOUSE_RANDOM:
-                p50 = int(statistics.median(ordered))
+                half = len(ordered) // 2  # the median of the sorted list, as statistics.median
+                p50 = (
+                    ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) // 2
+                )
                 p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
             after = ratings.get(bot_id)
             rows.append(
