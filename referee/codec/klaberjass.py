@@ -8,6 +8,7 @@ from cardarena.game.v1 import cards_pb2, game_pb2, klaberjass_pb2
 from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.wire import (
     BoundedCache,
+    FieldMemo,
     SequenceCache,
     int_field,
     length_delimited,
@@ -135,11 +136,9 @@ _SEQUENCE_WINNER_FIELD = {
 _CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
 _COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
 _PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
-_SEAT_SCORE_TAG = tag(_Seat, "score")
 _SEAT_DECLARED_TOP_FIELD = tuple(
     uint_field(tag(_Seat, "declared_top"), _rank(top)) for top in range(len(RANKS))
 )
-_SEAT_SEQUENCE_POINTS_TAG = tag(_Seat, "sequence_points")
 _SEAT_SHOWN_FIELD = message_fields(tag(_Seat, "shown_sequence_cards"), _CARDS)
 _SEAT_BELLA_FIELD = uint_field_table(tag(_Seat, "bella"), 2)
 _SEAT_KNOWN_FIELD = message_fields(tag(_Seat, "known_cards"), _CARDS)
@@ -149,38 +148,45 @@ _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_WINNER_TAG = tag(_Trick, "winner")
 
 
-_SEAT_SMALL_FIELDS = tuple(
-    uint_field_table(tag(_Seat, name), 256)
-    for name in ("hand_size", "tricks_won", "card_points", "declared_length", "sequence_points")
-)
-"""Seat fields that stay below 256 in any hand (card points at most 162), by value."""
+_SEAT_SCORE = FieldMemo(tag(_Seat, "score"), int_field)
+_SEAT_HAND_SIZE = FieldMemo(tag(_Seat, "hand_size"))
+_SEAT_TRICKS_WON = FieldMemo(tag(_Seat, "tricks_won"))
+_SEAT_CARD_POINTS = FieldMemo(tag(_Seat, "card_points"))
+_SEAT_DECLARED_LENGTH = FieldMemo(tag(_Seat, "declared_length"))
+_SEAT_SEQUENCE_POINTS = FieldMemo(tag(_Seat, "sequence_points"))
 
 
-def _seat_field(key: SeatView) -> bytes:
-    """One ``seats`` entry, tag included."""
-    score, hand_size, tricks, points, length, top, sequence_points, shown, bella, known = key
-    hand_sizes, tricks_won, card_points, lengths, sequences = _SEAT_SMALL_FIELDS
-    if sequence_points >= 256:  # not in a real hand, but the wire allows it
-        sequence_field = uint_field(_SEAT_SEQUENCE_POINTS_TAG, sequence_points)
-    else:
-        sequence_field = sequences[sequence_points]
-    return length_delimited(
-        _SEATS_TAG,
-        b"".join(
+class _SeatMemo(dict[int, bytes]):
+    """One seat's ``seats`` entry (tag included) by hand size, for fixed other fields.
+
+    Every card changes a hand size; the rest changes at most once a trick, and only for one
+    seat: the codec keeps a memo per seat's rest and looks entries up with a subscript.
+    """
+
+    __slots__ = ("_after", "_before")
+
+    def __init__(self, view: SeatView) -> None:
+        super().__init__()
+        score, _, tricks, points, length, top, sequence_points, shown, bella, known = view
+        self._before = _SEAT_SCORE[score]
+        self._after = b"".join(
             [
-                int_field(_SEAT_SCORE_TAG, score),
-                hand_sizes[hand_size],
-                tricks_won[tricks],
-                card_points[points],
-                lengths[length],
+                _SEAT_TRICKS_WON[tricks],
+                _SEAT_CARD_POINTS[points],
+                _SEAT_DECLARED_LENGTH[length],
                 _SEAT_DECLARED_TOP_FIELD[top] if top >= 0 else b"",
-                sequence_field,
+                _SEAT_SEQUENCE_POINTS[sequence_points],
                 *map(_SEAT_SHOWN_FIELD.__getitem__, shown),
                 _SEAT_BELLA_FIELD[bella],
                 *map(_SEAT_KNOWN_FIELD.__getitem__, known),
             ]
-        ),
-    )
+        )
+
+    def __missing__(self, hand_size: int) -> bytes:
+        encoded = self[hand_size] = length_delimited(
+            _SEATS_TAG, self._before + _SEAT_HAND_SIZE[hand_size] + self._after
+        )
+        return encoded
 
 
 def _trick_bytes(leader: int, cards: tuple[int, ...], winner: int) -> bytes:
@@ -246,7 +252,7 @@ class KlaberjassCodec(GameCodec):
         super().__init__(game)
         self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
         self._bids: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
-        self._seats: BoundedCache[SeatView, bytes] = BoundedCache()
+        self._seat_memos: BoundedCache[tuple[object, ...], _SeatMemo] = BoundedCache(1024)
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
 
@@ -281,7 +287,6 @@ class KlaberjassCodec(GameCodec):
             )
         else:
             bid_bytes = b""
-        seats = self._seats
         current = b"".join(
             [_TRICK_LEADER_FIELD[leader], *map(_TRICK_CARD_FIELD.__getitem__, trick_cards)]
         )
@@ -292,8 +297,8 @@ class KlaberjassCodec(GameCodec):
                 _BOTTOM_CARD_FIELD[bottom_card] if bottom_card >= 0 else b"",
                 _DIX_EXCHANGED_BY_FIELD[dix_exchanged_by],
                 *map(_HAND_FIELD.__getitem__, hand),
-                seats.get(seat_0) or seats.put(seat_0, _seat_field(seat_0)),
-                seats.get(seat_1) or seats.put(seat_1, _seat_field(seat_1)),
+                self._seat(seat_0),
+                self._seat(seat_1),
                 _SEQUENCE_WINNER_FIELD[sequence_winner],
                 _CURRENT_TRICK_TAG,
                 varint(len(current)),
@@ -303,6 +308,14 @@ class KlaberjassCodec(GameCodec):
             ]
         )
         return length_delimited(_OBSERVATION_TAG, payload)
+
+    def _seat(self, view: SeatView) -> bytes:
+        """A seat entry, tag included, from the memo of its fields but the hand size."""
+        rest = view[:1] + view[2:]
+        memo = self._seat_memos.get(rest)
+        if memo is None:
+            memo = self._seat_memos.put(rest, _SeatMemo(view))
+        return memo[view[1]]
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]
