@@ -1,6 +1,8 @@
 """Referee CPU per decision without the network: engine, observation, codec and protobuf bytes.
 
-For every registered game (at its largest seat count up to 4) this plays random playouts
+For every registered game (at its largest seat count up to 4; Pinochle also without declaring
+out, as in benchmarks/engine.py, since random players declare out within a few moves and
+default games are mostly deals) this plays random playouts
 in-process and, at every decision, does what the referee does before a bot is called, then
 ``apply``. CPU µs per decision, stages cumulative:
 
@@ -32,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.engine import WHOLE_GAME_OPTIONS
 from referee.codec import codec_for
 from referee.codec.common import game_settings
 from referee.codec.requests import RequestEncoder, choose_action_request
@@ -158,24 +161,29 @@ def main() -> None:
     args = parser.parse_args()
     seconds = 0.15 if args.quick else args.seconds
     header = (
-        f"{'game':16} {'engine':>7} {'+observe':>9} {'message':>8} {'runner':>7} "
+        f"{'game':34} {'engine':>7} {'+observe':>9} {'message':>8} {'runner':>7} "
         f"{'req B':>6} {'vs 10µs':>8} {'× base':>7}"
     )
     print("CPU µs per decision (cumulative stages); base = serialize one built request")
     print(header)
     rows = []
-    for game_type in game_types():
-        if args.game and game_type.name not in args.game:
-            continue
-        game = make_game(game_type.name, min(4, game_type.max_seats))
+    configs = [
+        (game_type.name, min(4, game_type.max_seats), options)
+        for game_type in game_types()
+        if not args.game or game_type.name in args.game
+        for options in [{}, *WHOLE_GAME_OPTIONS.get(game_type.name, ())]
+    ]
+    for name, seats, options in configs:
+        game = make_game(name, seats, options)
         engine = measure(stage_engine(game), seconds)
         observe = measure(stage_observe(game), seconds)
         request = measure(stage_request(game, runner=False), seconds)
         total = measure(stage_request(game, runner=True), seconds)
         base = measure(baseline(game), seconds)
         size = len(typical_request_bytes(game))
+        label = " ".join(f"{key}={value}" for key, value in options.items())
         row = {
-            "game": f"{game_type.name} {game.num_seats}p",
+            "game": f"{name} {game.num_seats}p {label}".strip(),
             "engine_us": engine,
             "observe_us": observe,
             "message_us": request,
@@ -187,7 +195,7 @@ def main() -> None:
         }
         rows.append(row)
         print(
-            f"{row['game']:16} {engine:7.2f} {observe:9.2f} {request:8.2f} {total:7.2f} "
+            f"{row['game']:34} {engine:7.2f} {observe:9.2f} {request:8.2f} {total:7.2f} "
             f"{size:6d} {total / TARGET_US:8.2f} {total / base:7.1f}"
         )
     if args.json:
