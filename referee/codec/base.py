@@ -16,9 +16,10 @@ __all__ = ["GameCodec", "MalformedActionError", "length_delimited", "varint"]
 _LEGAL_ACTIONS_TAG = tag(bot_service_pb2.ChooseActionRequest, "legal_actions")
 
 _SHARED_ACTION_CACHES: dict[
-    tuple[object, ...], tuple[dict[int, game_pb2.Action], dict[int, bytes]]
+    tuple[object, ...],
+    tuple[dict[int, game_pb2.Action], dict[int, bytes], BoundedCache[tuple[int, ...], bytes]],
 ] = {}
-"""Encoded actions per (codec class, game, seats, options); see ``GameCodec``."""
+"""Encoded actions and action lists per (codec class, game, seats, options); see ``GameCodec``."""
 
 
 class MalformedActionError(ValueError):
@@ -40,10 +41,8 @@ class GameCodec(ABC):
         key = (type(self), game.type.name, game.num_seats, tuple(sorted(game.options.items())))
         caches = _SHARED_ACTION_CACHES.get(key)
         if caches is None:
-            caches = _SHARED_ACTION_CACHES[key] = ({}, {})
-        self._action_cache: dict[int, game_pb2.Action] = caches[0]
-        self._action_field_cache: dict[int, bytes] = caches[1]
-        self._action_list_cache: BoundedCache[tuple[int, ...], bytes] = BoundedCache(1024)
+            caches = _SHARED_ACTION_CACHES[key] = ({}, {}, BoundedCache())
+        self._action_cache, self._action_field_cache, self._action_list_cache = caches
 
     @abstractmethod
     def card(self, card: int) -> cards_pb2.Card:

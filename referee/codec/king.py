@@ -198,7 +198,7 @@ class KingCodec(GameCodec):
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
         self._seat_block: tuple[tuple[int, ...], ...] = ()
         self._seat_memos: list[_SeatMemo] = []
-        self._seat_memos_by_rest: BoundedCache[tuple[int, ...], _SeatMemo] = BoundedCache(256)
+        self._seat_memos_by_rest: BoundedCache[tuple[int, ...], _SeatMemo] = BoundedCache(16)
         self._auctions: BoundedCache[AuctionView, bytes] = BoundedCache(256)
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)

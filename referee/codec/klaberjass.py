@@ -252,7 +252,7 @@ class KlaberjassCodec(GameCodec):
         super().__init__(game)
         self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
         self._bids: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
-        self._seat_memos: BoundedCache[tuple[object, ...], _SeatMemo] = BoundedCache(1024)
+        self._seat_memos: BoundedCache[tuple[object, ...], _SeatMemo] = BoundedCache(16)
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
 

@@ -137,7 +137,7 @@ class MauMauCodec(GameCodec):
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
         self._seat_block: tuple[tuple[int, ...], ...] = ()
         self._seat_memos: list[_SeatMemo] = []
-        self._seat_memos_by_rest: BoundedCache[tuple[int, int, bool], _SeatMemo] = BoundedCache(256)
+        self._seat_memos_by_rest: BoundedCache[tuple[int, int, bool], _SeatMemo] = BoundedCache(32)
         self._pile = SequenceCache(_DISCARD_PILE_FIELD.__getitem__)
         self._previous = SequenceCache(_deal_result_field)
 

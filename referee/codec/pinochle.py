@@ -200,7 +200,7 @@ class PinochleCodec(GameCodec):
         super().__init__(game)
         self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
         self._seat_after: BoundedCache[tuple[tuple[int, ...], tuple[int, ...], bytes], bytes] = (
-            BoundedCache(1024)
+            BoundedCache(64)
         )
         self._declared: IdentityCache[bytes] = IdentityCache()
         self._melds_key: tuple[Meld, ...] | None = None
