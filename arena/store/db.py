@@ -105,8 +105,9 @@ SQLITE_PRAGMAS = (
     "busy_timeout=10000",
     "foreign_keys=ON",
     # A checkpoint (the WAL copied into the database, two disk flushes) every 10,000 pages
-    # (40 MB) instead of 1,000: a finished match writes about 40 pages, so at 1,000 a match paid
-    # a quarter of a checkpoint, a third of its cost. The WAL file is cut back to 64 MB after.
+    # (40 MB) instead of 1,000: a finished match writes about 30 pages, so the flushes come
+    # every ~300 matches instead of every ~30 (the copying, about 0.1 ms a match, stays).
+    # The WAL file is cut back to 64 MB after.
     "wal_autocheckpoint=10000",
     "journal_size_limit=67108864",
 )

@@ -134,8 +134,9 @@ class EntrantChanges:
 
 
 CHANGE_GRACE_US = 10_000_000
-"""How far before the previous read ``entrant_changes`` looks again: covers the time between a
-state change's stamp and its commit, and clock skew between arena machines (10 s)."""
+"""How far before its previous read a pool reads changes again (``entrant_changes``, and
+``entrants`` with ``changed_since_us``): covers the time between a change's stamp and its
+commit, and clock skew between arena machines (10 s)."""
 
 _BOT_COLUMNS = (
     "b.bot_id, o.name, b.name, b.game, b.endpoint, b.version, b.state, b.state_detail, "
@@ -331,11 +332,10 @@ class Store:
         }
 
     @retry_transient
-    def enter_active_bots(self, ladder_id: str, game: str, changed_since_us: int = 0) -> None:
-        """Give every active bot of the ladder's game an entry (a fresh rating) if it has none;
-        with ``changed_since_us``, only bots whose state changed since then."""
+    def enter_active_bots(self, ladder_id: str, game: str) -> None:
+        """Give every active bot of the ladder's game an entry (a fresh rating) if it has none."""
         with self.db.transaction() as tx:
-            self._enter_active_bots(tx, ladder_id, game, changed_since_us)
+            self._enter_active_bots(tx, ladder_id, game, 0)
 
     @staticmethod
     def _enter_active_bots(tx: Tx, ladder_id: str, game: str, changed_since_us: int) -> None:
@@ -607,14 +607,17 @@ class Store:
                 self._apply_validation(tx, record, seats)
             elif ladder_id is not None:
                 played = Counter(seats)
-                per_match = [
-                    dict(tx.all("SELECT bot_id, rank FROM match_seats WHERE match_id = ?", (o,)))
-                    for o, *_, result in others
-                    if result in RATED_STATUSES
-                ]
-                if record.status in RATED_STATUSES:
-                    per_match.append(dict(zip(seats, record.outcome.ranks, strict=False)))
-                if per_match and all(row[1] == "finished" for row in others):
+                per_match = []  # the ranks of each rated match of the set, once it is complete
+                if all(row[1] == "finished" for row in others):
+                    ranks_of = "SELECT bot_id, rank FROM match_seats WHERE match_id = ?"
+                    per_match = [
+                        dict(tx.all(ranks_of, (other,)))
+                        for other, *_, result in others
+                        if result in RATED_STATUSES
+                    ]
+                    if record.status in RATED_STATUSES:
+                        per_match.append(dict(zip(seats, record.outcome.ranks, strict=False)))
+                if per_match:
                     ratings = self._rate_set(tx, ladder_id, per_match, played)
                 else:  # the set is not complete, or nothing in it is rated: count the match
                     tx.many(
