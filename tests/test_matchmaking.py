@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arena.matchmaking import Entrant, MatchmakingPool, owed, pick_players, plan_set
-from arena.ratings import INITIAL_SIGMA, Rating, rate, rate_with_openskill, set_ranks
+from arena.ratings import INITIAL_SIGMA, Rating, rate, set_ranks
 
 
 def simulate(entrants: list[Entrant], seats: int, matches: int, seed: int) -> dict[str, int]:
@@ -143,16 +143,3 @@ def test_a_rating_change_moves_a_bot_among_its_new_neighbours() -> None:
     assert set(pool.pick(3)[1:]) == {"b9", "b8"}
     pool.remove(["b0"])
     assert "b0" not in pool.pick(9) and len(pool) == 9
-
-
-@given(
-    st.lists(
-        st.tuples(st.floats(-60, 90), st.floats(0.01, 12), st.integers(1, 8)),
-        min_size=2,
-        max_size=8,
-    )
-)
-def test_ratings_are_openskills_to_the_last_bit(players: list[tuple[float, float, int]]) -> None:
-    ratings = {f"b{i}": Rating(mu, sigma) for i, (mu, sigma, _) in enumerate(players)}
-    ranks = {f"b{i}": rank for i, (_, _, rank) in enumerate(players)}
-    assert rate(ratings, ranks) == rate_with_openskill(ratings, ranks)
