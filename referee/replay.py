@@ -5,6 +5,7 @@ from __future__ import annotations
 from cardarena.game.v1 import record_pb2
 from referee.codec import MalformedActionError, codec_for
 from referee.codec.common import options_from_wire
+from referee.codec.record import summaries_from_moves
 from referee.games.api import RulesError
 from referee.games.registry import make_game
 
@@ -38,6 +39,10 @@ def resimulate(record: record_pb2.MatchRecord) -> list[str]:
         except (MalformedActionError, RulesError) as error:
             problems.append(f"move {move.index}: {error}")
             return problems
+    if record.seat_summaries:  # the store trusts them: they must say what the moves say
+        expected = summaries_from_moves(record, record.settings.num_seats)
+        if list(record.seat_summaries) != expected:
+            problems.append("seat summaries: they do not match the recorded moves")
     if record.status == record_pb2.MATCH_STATUS_COMPLETED:
         if not state.is_terminal():
             problems.append("recorded as completed, but the engine's game is not over")

@@ -62,6 +62,11 @@ def test_a_tampered_record_is_reported_as_diverging(four_random_bots: list[BotPr
     assert any("scores" in problem for problem in resimulate(record))
     record.moves[5].seat = (record.moves[5].seat + 1) % 3
     assert any("move 5" in problem for problem in resimulate(record))
+    record.moves[5].seat = (record.moves[5].seat - 1) % 3
+    record.outcome.scores[0] -= 1
+    assert resimulate(record) == []
+    record.seat_summaries[1].elapsed_p95_us += 1
+    assert resimulate(record) == ["seat summaries: they do not match the recorded moves"]
 
 
 def test_cli_plays_a_match_and_reads_and_replays_its_record(

@@ -19,6 +19,7 @@ from arena.store.repository import CHANGE_GRACE_US, Store, StoreError, now_us
 from arena.store.schema import MIGRATIONS
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2, record_pb2
+from referee.codec.record import summaries_from_moves
 from tests.stores import open_store, postgres_available, postgres_url
 
 BACKENDS = ["sqlite", "postgres"]
@@ -340,3 +341,36 @@ def test_a_catch_up_reads_only_the_entries_that_changed(store: Store) -> None:
         assert entrant.scheduled == 1, "counted once: finished now, no longer in flight"
     store.set_bot_state(ids[0], token, "paused")
     assert ids[0] not in {e.bot_id for e in store.entrants(ladder_id, since)}, "active only"
+
+
+def test_seat_rows_are_the_same_from_a_records_summaries_or_from_its_moves(store: Store) -> None:
+    """Records carry per-seat summaries the store uses as they are; records written before
+    they existed (no summaries) are summed up from their moves, to the same rows."""
+    ids, _ = active_bots(store, 3)
+    ladder_id = store.create_ladder(ladder_config())
+    store.enter_active_bots(ladder_id, "oh-hell")
+    store.enqueue(ladder_id, "ladder", [PlannedMatch(5, tuple(ids)), PlannedMatch(6, tuple(ids))])
+    rows = []
+    for with_summaries in (False, True):
+        claim = store.claim("w1", 60)
+        assert claim is not None
+        record = finished_record(claim.match_id, [1, 2, 3], [30, 20, 10])
+        del record.moves[:]
+        for i in range(9):  # seat i % 3 answers in (i + 1) ms; move 4 (seat 1) timed out
+            fault = record_pb2.FAULT_KIND_TIMEOUT if i == 4 else record_pb2.FAULT_KIND_UNSPECIFIED
+            record.moves.add(index=i, seat=i % 3, elapsed_us=1000 * (i + 1), fault=fault)
+        if with_summaries:
+            record.seat_summaries.extend(summaries_from_moves(record, 3))
+        store.record_result(record)
+        with store.db.transaction() as tx:
+            rows.append(
+                tx.all(
+                    "SELECT seat, moves, faults, latency_sum_us, p50_us, p95_us "
+                    "FROM match_seats WHERE match_id = ? ORDER BY seat",
+                    (claim.match_id,),
+                )
+            )
+    assert [tuple(row) for row in rows[0]] == [tuple(row) for row in rows[1]]
+    assert tuple(rows[0][0]) == (0, 3, 0, 12000, 4000, 7000)  # 1, 4, 7 ms
+    assert tuple(rows[0][1]) == (1, 3, 1, 15000, 5000, 8000)  # 2, 5, 8 ms
+    assert store.profile(ids[1], 10).faults == {"timeout": 2}, "both records' fault counted"

@@ -26,7 +26,7 @@ from arena.ratings import INITIAL_MU, INITIAL_SIGMA, Rating, rate, set_ranks
 from arena.store.db import Database, Tx
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import record_pb2
-from referee.codec.record import fault_name
+from referee.codec.record import fault_name, summaries_from_moves
 
 HOUSE_RANDOM = "house:random"
 """Seat value for the arena's own random bot (validation matches)."""
@@ -639,25 +639,11 @@ class Store:
         """A row per seat: result, moves, faults, latency summary and, if this match completed
         a rated set, the bot's rating after it (its rating history)."""
         rated = record.status in RATED_STATUSES
-        latencies: list[list[int]] = [[] for _ in seats]
-        faults: list[Counter[int]] = [Counter() for _ in seats]
-        appends, count = [times.append for times in latencies], len(seats)
-        for move in record.moves:  # one pass over a record of hundreds of moves
-            seat = move.seat
-            if seat < count:
-                appends[seat](move.elapsed_us)
-                if move.fault:
-                    faults[seat][move.fault] += 1
+        summaries = _seat_summaries(record, len(seats))
         rows = []
         for seat, bot_id in enumerate(seats):
-            ordered = sorted(latencies[seat])
-            p50 = p95 = None
-            if ordered and bot_id != HOUSE_RANDOM:
-                half = len(ordered) // 2  # the median of the sorted list, as statistics.median
-                p50 = (
-                    ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) // 2
-                )
-                p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+            summary = summaries[seat]
+            timed = summary.moves > 0 and bot_id != HOUSE_RANDOM
             after = ratings.get(bot_id)
             rows.append(
                 (
@@ -666,12 +652,12 @@ class Store:
                     bot_id,
                     record.outcome.ranks[seat] if rated else 0,
                     record.outcome.scores[seat] if rated else 0,
-                    len(ordered),
-                    sum(faults[seat].values()),
-                    sum(ordered),
+                    summary.moves,
+                    summary.faults,
+                    summary.elapsed_sum_us,
                     finished,
-                    p50,
-                    p95,
+                    summary.elapsed_p50_us if timed else None,
+                    summary.elapsed_p95_us if timed else None,
                     after.mu if after else None,
                     after.sigma if after else None,
                 )
@@ -682,23 +668,19 @@ class Store:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
-        players = [
-            (seat, bot_id)
-            for seat, bot_id in enumerate(seats)
-            if bot_id != HOUSE_RANDOM and latencies[seat]
-        ]
-        fault_rows = sorted(
-            (bot_id, fault_name(kind), count)
-            for seat, bot_id in players
-            for kind, count in faults[seat].items()
+        if not any(summary.faults for summary in summaries):
+            return  # the usual case: no need to look at the moves
+        counts: Counter[tuple[str, str]] = Counter(
+            (seats[move.seat], fault_name(move.fault))
+            for move in record.moves
+            if move.fault and move.seat < len(seats) and seats[move.seat] != HOUSE_RANDOM
         )
-        if fault_rows:
-            tx.many(
-                "INSERT INTO bot_faults (bot_id, kind, count) VALUES (?, ?, ?) "
-                "ON CONFLICT (bot_id, kind) DO UPDATE SET count = bot_faults.count + "
-                "excluded.count",
-                fault_rows,
-            )
+        tx.many(
+            "INSERT INTO bot_faults (bot_id, kind, count) VALUES (?, ?, ?) "
+            "ON CONFLICT (bot_id, kind) DO UPDATE SET count = bot_faults.count + "
+            "excluded.count",
+            sorted((bot_id, kind, count) for (bot_id, kind), count in counts.items()),
+        )
 
     def _apply_validation(
         self, tx: Tx, record: record_pb2.MatchRecord, seats: Sequence[str]
@@ -847,3 +829,13 @@ class Store:
                 response.latency_p50_ms = statistics.median(r[0] for r in latency) / 1000
                 response.latency_p95_ms = max(r[1] for r in latency) / 1000
             return response
+
+
+def _seat_summaries(
+    record: record_pb2.MatchRecord, num_seats: int
+) -> Sequence[record_pb2.SeatSummary]:
+    """The record's ``seat_summaries``, or the same summed up from its moves (records written
+    before the referee added them)."""
+    if len(record.seat_summaries) == num_seats:
+        return record.seat_summaries
+    return summaries_from_moves(record, num_seats)

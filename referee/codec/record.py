@@ -15,6 +15,52 @@ def fault_name(kind: int) -> str:
     return record_pb2.FaultKind.Name(kind).removeprefix("FAULT_KIND_").lower()  # type: ignore[arg-type]
 
 
+def move_time_percentiles(times: Sequence[int]) -> tuple[int, int]:
+    """(median, 95th percentile) of move times, as ``SeatSummary`` states them; (0, 0) if none."""
+    if not times:
+        return 0, 0
+    ordered = sorted(times)
+    count = len(ordered)
+    half = count // 2
+    p50 = ordered[half] if count % 2 else (ordered[half - 1] + ordered[half]) // 2
+    return p50, ordered[min(count - 1, int(0.95 * count))]
+
+
+def seat_summaries(
+    num_seats: int, seat_times: Sequence[Sequence[int]], seat_faults: Sequence[int]
+) -> list[record_pb2.SeatSummary]:
+    """``SeatSummary`` per seat from each seat's move times and fault count."""
+    summaries = []
+    for seat in range(num_seats):
+        times = seat_times[seat]
+        p50, p95 = move_time_percentiles(times)
+        summaries.append(
+            record_pb2.SeatSummary(
+                seat=seat,
+                moves=len(times),
+                faults=seat_faults[seat],
+                elapsed_sum_us=sum(times),
+                elapsed_p50_us=p50,
+                elapsed_p95_us=p95,
+            )
+        )
+    return summaries
+
+
+def summaries_from_moves(
+    record: record_pb2.MatchRecord, num_seats: int
+) -> list[record_pb2.SeatSummary]:
+    """The ``seat_summaries`` that ``record``'s moves give (for records without them, and to
+    check the ones a record carries)."""
+    times: list[list[int]] = [[] for _ in range(num_seats)]
+    faults = [0] * num_seats
+    for move in record.moves:
+        if move.seat < num_seats:
+            times[move.seat].append(move.elapsed_us)
+            faults[move.seat] += move.fault != 0
+    return seat_summaries(num_seats, times, faults)
+
+
 def match_record(
     match: Match,
     codec: GameCodec,
@@ -39,7 +85,13 @@ def match_record(
         move_time_ms=match.time_control.move_time_ms,
         time_bank_ms=match.time_control.time_bank_ms,
     )
+    num_seats = match.game.num_seats
+    seat_times: list[list[int]] = [[] for _ in range(num_seats)]
+    seat_faults = [0] * num_seats
     for move in match.moves:
+        seat_times[move.seat].append(move.elapsed_us)
+        if move.fault:
+            seat_faults[move.seat] += 1
         record.moves.append(
             record_pb2.MoveRecord(
                 index=move.index,
@@ -51,6 +103,7 @@ def match_record(
                 time_bank_ms=move.time_bank_ms,
             )
         )
+    record.seat_summaries.extend(seat_summaries(num_seats, seat_times, seat_faults))
     outcome = match.outcome()
     if outcome is not None:
         record.outcome.scores.extend(outcome.scores)

@@ -210,6 +210,48 @@ class MatchOutcome(_message.Message):
 Global___MatchOutcome: _TypeAlias = MatchOutcome  # noqa: Y015
 
 @_typing.final
+class SeatSummary(_message.Message):
+    """One seat's moves in brief, as the referee summed them up from the match's moves."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    MOVES_FIELD_NUMBER: _builtins.int
+    FAULTS_FIELD_NUMBER: _builtins.int
+    ELAPSED_SUM_US_FIELD_NUMBER: _builtins.int
+    ELAPSED_P50_US_FIELD_NUMBER: _builtins.int
+    ELAPSED_P95_US_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat number, from 0."""
+    moves: _builtins.int
+    """How many decisions the seat had to make."""
+    faults: _builtins.int
+    """How many of those had a fault (the default action was played instead)."""
+    elapsed_sum_us: _builtins.int
+    """The sum of the seat's move times (`MoveRecord.elapsed_us`), in µs."""
+    elapsed_p50_us: _builtins.int
+    """The median move time, in µs (the mean of the middle two, rounded down, for an even count)."""
+    elapsed_p95_us: _builtins.int
+    """The 95th percentile move time, in µs (the nearest rank at or below)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        moves: _builtins.int = ...,
+        faults: _builtins.int = ...,
+        elapsed_sum_us: _builtins.int = ...,
+        elapsed_p50_us: _builtins.int = ...,
+        elapsed_p95_us: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["elapsed_p50_us", b"elapsed_p50_us", "elapsed_p95_us", b"elapsed_p95_us", "elapsed_sum_us", b"elapsed_sum_us", "faults", b"faults", "moves", b"moves", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatSummary: _TypeAlias = SeatSummary  # noqa: Y015
+
+@_typing.final
 class MatchRecord(_message.Message):
     """A whole match: enough to replay it move by move and to re-simulate it through the engine."""
 
@@ -229,6 +271,7 @@ class MatchRecord(_message.Message):
     REFEREE_VERSION_FIELD_NUMBER: _builtins.int
     MOVE_TIME_MS_FIELD_NUMBER: _builtins.int
     TIME_BANK_MS_FIELD_NUMBER: _builtins.int
+    SEAT_SUMMARIES_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match's id."""
     seed: _builtins.int
@@ -265,6 +308,10 @@ class MatchRecord(_message.Message):
     def outcome(self) -> Global___MatchOutcome:
         """Final scores and ranks (for completed and forfeited matches)."""
 
+    @_builtins.property
+    def seat_summaries(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSummary]:
+        """Per seat, in seat order: its moves, faults and move times summed up (from `moves`)."""
+
     def __init__(
         self,
         *,
@@ -282,10 +329,11 @@ class MatchRecord(_message.Message):
         referee_version: _builtins.str = ...,
         move_time_ms: _builtins.int = ...,
         time_bank_ms: _builtins.int = ...,
+        seat_summaries: _abc.Iterable[Global___SeatSummary] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_forfeited_seat", b"_forfeited_seat", "forfeited_seat", b"forfeited_seat", "outcome", b"outcome", "settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_forfeited_seat", b"_forfeited_seat", "finished_at_us", b"finished_at_us", "forfeited_seat", b"forfeited_seat", "match_id", b"match_id", "move_time_ms", b"move_time_ms", "moves", b"moves", "outcome", b"outcome", "referee_version", b"referee_version", "seats", b"seats", "seed", b"seed", "settings", b"settings", "started_at_us", b"started_at_us", "status", b"status", "status_detail", b"status_detail", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_forfeited_seat", b"_forfeited_seat", "finished_at_us", b"finished_at_us", "forfeited_seat", b"forfeited_seat", "match_id", b"match_id", "move_time_ms", b"move_time_ms", "moves", b"moves", "outcome", b"outcome", "referee_version", b"referee_version", "seat_summaries", b"seat_summaries", "seats", b"seats", "seed", b"seed", "settings", b"settings", "started_at_us", b"started_at_us", "status", b"status", "status_detail", b"status_detail", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__forfeited_seat: _TypeAlias = _typing.Literal["forfeited_seat"]  # noqa: Y015
     _WhichOneofArgType__forfeited_seat: _TypeAlias = _typing.Literal["_forfeited_seat", b"_forfeited_seat"]  # noqa: Y015
