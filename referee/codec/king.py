@@ -9,6 +9,7 @@ from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.common import standard_card, standard_card_id
 from referee.codec.wire import (
     BoundedCache,
+    EntryMemo,
     FieldMemo,
     SequenceCache,
     int_field,
@@ -127,33 +128,23 @@ def _hand_result(hand: HandResult) -> king_pb2.KingHandResult:
     return message
 
 
-class _SeatMemo(dict[int, bytes]):
-    """One seat's ``seats`` entry (tag included) by its cards in hand, for fixed other fields.
+def _seat_memo(rest: tuple[int, ...]) -> EntryMemo:
+    """A seat's ``seats`` entries by cards in hand, for its (tricks, points, -total, +total).
 
     Within a trick only the cards in hand change, so the codec keeps one memo per seat until
-    a trick is taken and looks entries up with a plain subscript.
+    a trick is taken.
     """
-
-    __slots__ = ("_rest",)
-
-    def __init__(self, rest: tuple[int, ...]) -> None:
-        super().__init__()
-        tricks_won, hand_points, negative, positive = rest
-        self._rest = b"".join(
-            [
-                _SEAT_TRICKS_WON[tricks_won],
-                _SEAT_HAND_POINTS[hand_points],
-                _SEAT_NEGATIVE_TOTAL[negative],
-                _SEAT_POSITIVE_TOTAL[positive],
-                _SEAT_BALANCE[negative + positive],
-            ]
-        )
-
-    def __missing__(self, cards_in_hand: int) -> bytes:
-        encoded = self[cards_in_hand] = length_delimited(
-            _SEATS_TAG, _SEAT_CARDS_IN_HAND[cards_in_hand] + self._rest
-        )
-        return encoded
+    tricks_won, hand_points, negative, positive = rest
+    after = b"".join(
+        [
+            _SEAT_TRICKS_WON[tricks_won],
+            _SEAT_HAND_POINTS[hand_points],
+            _SEAT_NEGATIVE_TOTAL[negative],
+            _SEAT_POSITIVE_TOTAL[positive],
+            _SEAT_BALANCE[negative + positive],
+        ]
+    )
+    return EntryMemo(_SEATS_TAG, b"", _SEAT_CARDS_IN_HAND, after)
 
 
 def _completed_trick_field(trick: tuple[int, tuple[int, ...], int]) -> bytes:
@@ -197,8 +188,8 @@ class KingCodec(GameCodec):
         super().__init__(game)
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
         self._seat_block: tuple[tuple[int, ...], ...] = ()
-        self._seat_memos: list[_SeatMemo] = []
-        self._seat_memos_by_rest: BoundedCache[tuple[int, ...], _SeatMemo] = BoundedCache(16)
+        self._seat_memos: list[EntryMemo] = []
+        self._seat_memos_by_rest: BoundedCache[tuple[int, ...], EntryMemo] = BoundedCache(16)
         self._auctions: BoundedCache[AuctionView, bytes] = BoundedCache(256)
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
@@ -231,7 +222,7 @@ class KingCodec(GameCodec):
             self._seat_block = block
             memos = self._seat_memos_by_rest  # a trick changes one or two seats' rest
             self._seat_memos = [
-                memo if (memo := memos.get(rest)) is not None else memos.put(rest, _SeatMemo(rest))
+                memo if (memo := memos.get(rest)) is not None else memos.put(rest, _seat_memo(rest))
                 for rest in zip(*block, strict=False)  # equal lengths
             ]
         if auction is None:
@@ -247,7 +238,7 @@ class KingCodec(GameCodec):
             [
                 header,
                 *map(_HAND_FIELD.__getitem__, hand),
-                *map(_SeatMemo.__getitem__, self._seat_memos, cards_in_hand),
+                *map(EntryMemo.__getitem__, self._seat_memos, cards_in_hand),
                 auction_field,
                 _CURRENT_TRICK_TAG,
                 varint(len(current)),

@@ -8,6 +8,7 @@ from cardarena.game.v1 import cards_pb2, game_pb2, klaberjass_pb2
 from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.wire import (
     BoundedCache,
+    EntryMemo,
     FieldMemo,
     SequenceCache,
     int_field,
@@ -156,37 +157,26 @@ _SEAT_DECLARED_LENGTH = FieldMemo(tag(_Seat, "declared_length"))
 _SEAT_SEQUENCE_POINTS = FieldMemo(tag(_Seat, "sequence_points"))
 
 
-class _SeatMemo(dict[int, bytes]):
-    """One seat's ``seats`` entry (tag included) by hand size, for fixed other fields.
+def _seat_memo(view: SeatView) -> EntryMemo:
+    """A seat's ``seats`` entries by hand size, for the rest of ``view``.
 
     Every card changes a hand size; the rest changes at most once a trick, and only for one
-    seat: the codec keeps a memo per seat's rest and looks entries up with a subscript.
+    seat: the codec keeps a memo per seat's rest.
     """
-
-    __slots__ = ("_after", "_before")
-
-    def __init__(self, view: SeatView) -> None:
-        super().__init__()
-        score, _, tricks, points, length, top, sequence_points, shown, bella, known = view
-        self._before = _SEAT_SCORE[score]
-        self._after = b"".join(
-            [
-                _SEAT_TRICKS_WON[tricks],
-                _SEAT_CARD_POINTS[points],
-                _SEAT_DECLARED_LENGTH[length],
-                _SEAT_DECLARED_TOP_FIELD[top] if top >= 0 else b"",
-                _SEAT_SEQUENCE_POINTS[sequence_points],
-                *map(_SEAT_SHOWN_FIELD.__getitem__, shown),
-                _SEAT_BELLA_FIELD[bella],
-                *map(_SEAT_KNOWN_FIELD.__getitem__, known),
-            ]
-        )
-
-    def __missing__(self, hand_size: int) -> bytes:
-        encoded = self[hand_size] = length_delimited(
-            _SEATS_TAG, self._before + _SEAT_HAND_SIZE[hand_size] + self._after
-        )
-        return encoded
+    score, _, tricks, points, length, top, sequence_points, shown, bella, known = view
+    after = b"".join(
+        [
+            _SEAT_TRICKS_WON[tricks],
+            _SEAT_CARD_POINTS[points],
+            _SEAT_DECLARED_LENGTH[length],
+            _SEAT_DECLARED_TOP_FIELD[top] if top >= 0 else b"",
+            _SEAT_SEQUENCE_POINTS[sequence_points],
+            *map(_SEAT_SHOWN_FIELD.__getitem__, shown),
+            _SEAT_BELLA_FIELD[bella],
+            *map(_SEAT_KNOWN_FIELD.__getitem__, known),
+        ]
+    )
+    return EntryMemo(_SEATS_TAG, _SEAT_SCORE[score], _SEAT_HAND_SIZE, after)
 
 
 def _trick_bytes(leader: int, cards: tuple[int, ...], winner: int) -> bytes:
@@ -252,7 +242,7 @@ class KlaberjassCodec(GameCodec):
         super().__init__(game)
         self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
         self._bids: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
-        self._seat_memos: BoundedCache[tuple[object, ...], _SeatMemo] = BoundedCache(16)
+        self._seat_memos: BoundedCache[tuple[object, ...], EntryMemo] = BoundedCache(16)
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
 
@@ -314,7 +304,7 @@ class KlaberjassCodec(GameCodec):
         rest = view[:1] + view[2:]
         memo = self._seat_memos.get(rest)
         if memo is None:
-            memo = self._seat_memos.put(rest, _SeatMemo(view))
+            memo = self._seat_memos.put(rest, _seat_memo(view))
         return memo[view[1]]
 
     def card(self, card: int) -> cards_pb2.Card:

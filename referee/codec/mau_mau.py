@@ -9,6 +9,7 @@ from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.common import standard_card, standard_card_id
 from referee.codec.wire import (
     BoundedCache,
+    EntryMemo,
     FieldMemo,
     SequenceCache,
     int_field,
@@ -56,7 +57,7 @@ _ANNOUNCED_SUIT_FIELD = uint_field_table(tag(_Obs, "announced_suit"), 8)
 _ANY_CARD_FIELD = uint_field_table(tag(_Obs, "any_card"), 2)
 _DRAWN_CARD_FIELD = message_fields(tag(_Obs, "drawn_card"), _CARDS)
 _PREVIOUS_DEALS_TAG = tag(_Obs, "previous_deals")
-_SEAT_HAND_SIZE_TAG = tag(_Seat, "hand_size")
+_SEAT_HAND_SIZE = FieldMemo(tag(_Seat, "hand_size"))
 _SEAT_TALLY_TAG = tag(_Seat, "tally")
 _SEAT_FINES_TAG = tag(_Seat, "fines")
 _SEAT_BARRED_TAG = tag(_Seat, "barred")
@@ -99,29 +100,19 @@ def _header(obs: MauMauObservation) -> bytes:
     )
 
 
-class _SeatMemo(dict[int, bytes]):
-    """One seat's ``seats`` entry (tag included) by hand size, for a fixed tally, fines, barred.
+def _seat_memo(rest: tuple[int, int, bool]) -> EntryMemo:
+    """A seat's ``seats`` entries by hand size, for its (tally, fines, barred).
 
     Hand sizes change at every play, the rest rarely: the codec keeps one memo per seat while
-    the rest is unchanged and looks entries up with a plain subscript.
+    the rest is unchanged.
     """
-
-    __slots__ = ("_rest",)
-
-    def __init__(self, rest: tuple[int, int, bool]) -> None:
-        super().__init__()
-        tally, fines, barred = rest
-        self._rest = (
-            int_field(_SEAT_TALLY_TAG, tally)
-            + uint_field(_SEAT_FINES_TAG, fines)
-            + uint_field(_SEAT_BARRED_TAG, barred)
-        )
-
-    def __missing__(self, hand_size: int) -> bytes:
-        encoded = self[hand_size] = length_delimited(
-            _SEATS_TAG, uint_field(_SEAT_HAND_SIZE_TAG, hand_size) + self._rest
-        )
-        return encoded
+    tally, fines, barred = rest
+    after = (
+        int_field(_SEAT_TALLY_TAG, tally)
+        + uint_field(_SEAT_FINES_TAG, fines)
+        + uint_field(_SEAT_BARRED_TAG, barred)
+    )
+    return EntryMemo(_SEATS_TAG, b"", _SEAT_HAND_SIZE, after)
 
 
 class MauMauCodec(GameCodec):
@@ -136,8 +127,8 @@ class MauMauCodec(GameCodec):
         super().__init__(game)
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
         self._seat_block: tuple[tuple[int, ...], ...] = ()
-        self._seat_memos: list[_SeatMemo] = []
-        self._seat_memos_by_rest: BoundedCache[tuple[int, int, bool], _SeatMemo] = BoundedCache(32)
+        self._seat_memos: list[EntryMemo] = []
+        self._seat_memos_by_rest: BoundedCache[tuple[int, int, bool], EntryMemo] = BoundedCache(32)
         self._pile = SequenceCache(_DISCARD_PILE_FIELD.__getitem__)
         self._previous = SequenceCache(_deal_result_field)
 
@@ -174,14 +165,14 @@ class MauMauCodec(GameCodec):
             self._seat_block = block
             memos = self._seat_memos_by_rest
             self._seat_memos = [
-                memo if (memo := memos.get(rest)) is not None else memos.put(rest, _SeatMemo(rest))
+                memo if (memo := memos.get(rest)) is not None else memos.put(rest, _seat_memo(rest))
                 for rest in zip(tallies, fines, barred, strict=False)
             ]
         payload = b"".join(
             [
                 header,
                 *map(_HAND_FIELD.__getitem__, hand),
-                *map(_SeatMemo.__getitem__, self._seat_memos, hand_sizes),
+                *map(EntryMemo.__getitem__, self._seat_memos, hand_sizes),
                 _START_SUIT_FIELD[start_card // 13],
                 _TOP_CARD_FIELD[pile[-1]],
                 self._pile(pile),

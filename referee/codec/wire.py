@@ -182,6 +182,28 @@ class FieldMemo(dict[int, bytes]):
         return encoded
 
 
+class EntryMemo(dict[int, bytes]):
+    """One entry of a repeated message field, tag included, by the value of one of its fields
+    while the others stay fixed: ``memo[value]``.
+
+    For seat summaries, where every card changes a hand size and the rest changes at most once
+    a trick: a codec keeps one memo per seat state and writes an entry with a subscript.
+    ``before`` and ``after`` are the fixed fields written before and after ``field``.
+    """
+
+    __slots__ = ("_after", "_before", "_entry_tag", "_field")
+
+    def __init__(self, entry_tag: bytes, before: bytes, field: FieldMemo, after: bytes) -> None:
+        super().__init__()
+        self._entry_tag, self._before, self._field, self._after = entry_tag, before, field, after
+
+    def __missing__(self, value: int) -> bytes:
+        encoded = self[value] = length_delimited(
+            self._entry_tag, self._before + self._field[value] + self._after
+        )
+        return encoded
+
+
 class IdentityCache(Generic[V]):
     """Encoded parts of immutable objects, by identity (no hashing of frozen dataclasses).
 
