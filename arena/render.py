@@ -7,7 +7,7 @@ from rich.table import Table
 from cardarena.game.v1 import record_pb2
 from referee.codec import codec_for
 from referee.codec.common import options_from_wire
-from referee.codec.record import fault_name
+from referee.codec.record import fault_name, summaries_of
 from referee.games.api import GameType
 from referee.games.registry import make_game
 
@@ -20,19 +20,19 @@ STATUS_NAMES = {
 
 
 def result_table(record: record_pb2.MatchRecord) -> Table:
-    """One row per seat: bot, score, rank, faults and median move latency."""
+    """One row per seat: bot, score, rank, moves, faults and median / p95 move time."""
     status = STATUS_NAMES.get(record.status, "unknown")
     table = Table(
         title=f"{record.settings.game} match {record.match_id[:12]} (seed {record.seed}): {status}",
         caption=record.status_detail,
     )
-    for column in ("seat", "bot", "endpoint", "score", "rank", "moves", "faults", "median ms"):
+    columns = ("seat", "bot", "endpoint", "score", "rank", "moves", "faults", "median ms", "p95 ms")
+    for column in columns:
         table.add_column(column, justify="right" if column not in ("bot", "endpoint") else "left")
+    summaries = summaries_of(record, len(record.seats))
     for seat in record.seats:
-        moves = [m for m in record.moves if m.seat == seat.seat]
-        faults = [m for m in moves if m.fault]
-        latencies = sorted(m.elapsed_us for m in moves)
-        median = f"{latencies[len(latencies) // 2] / 1000:.1f}" if latencies else "-"
+        summary = summaries[seat.seat] if seat.seat < len(summaries) else None
+        timed = summary is not None and summary.moves > 0
         has_outcome = len(record.outcome.scores) > seat.seat
         table.add_row(
             str(seat.seat),
@@ -40,9 +40,10 @@ def result_table(record: record_pb2.MatchRecord) -> Table:
             seat.endpoint,
             str(record.outcome.scores[seat.seat]) if has_outcome else "-",
             str(record.outcome.ranks[seat.seat]) if has_outcome else "-",
-            str(len(moves)),
-            str(len(faults)),
-            median,
+            str(summary.moves if summary else 0),
+            str(summary.faults if summary else 0),
+            f"{summary.elapsed_p50_us / 1000:.1f}" if summary and timed else "-",
+            f"{summary.elapsed_p95_us / 1000:.1f}" if summary and timed else "-",
         )
     return table
 

@@ -26,7 +26,7 @@ from arena.ratings import INITIAL_MU, INITIAL_SIGMA, Rating, rate, set_ranks
 from arena.store.db import Database, Tx
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import record_pb2
-from referee.codec.record import fault_name, summaries_from_moves
+from referee.codec.record import fault_name, summaries_of
 
 HOUSE_RANDOM = "house:random"
 """Seat value for the arena's own random bot (validation matches)."""
@@ -639,7 +639,7 @@ class Store:
         """A row per seat: result, moves, faults, latency summary and, if this match completed
         a rated set, the bot's rating after it (its rating history)."""
         rated = record.status in RATED_STATUSES
-        summaries = _seat_summaries(record, len(seats))
+        summaries = summaries_of(record, len(seats))
         rows = []
         for seat, bot_id in enumerate(seats):
             summary = summaries[seat]
@@ -829,13 +829,3 @@ class Store:
                 response.latency_p50_ms = statistics.median(r[0] for r in latency) / 1000
                 response.latency_p95_ms = max(r[1] for r in latency) / 1000
             return response
-
-
-def _seat_summaries(
-    record: record_pb2.MatchRecord, num_seats: int
-) -> Sequence[record_pb2.SeatSummary]:
-    """The record's ``seat_summaries``, or the same summed up from its moves (records written
-    before the referee added them)."""
-    if len(record.seat_summaries) == num_seats:
-        return record.seat_summaries
-    return summaries_from_moves(record, num_seats)

@@ -61,6 +61,14 @@ def summaries_from_moves(
     return seat_summaries(num_seats, times, faults)
 
 
+def summaries_of(record: record_pb2.MatchRecord, num_seats: int) -> list[record_pb2.SeatSummary]:
+    """The record's ``seat_summaries``, or the same summed up from its moves (records written
+    before the referee added them)."""
+    if len(record.seat_summaries) == num_seats:
+        return list(record.seat_summaries)
+    return summaries_from_moves(record, num_seats)
+
+
 def match_record(
     match: Match,
     codec: GameCodec,
