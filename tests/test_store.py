@@ -15,7 +15,7 @@ from openskill.models import PlackettLuce
 from arena.matchmaking import PlannedMatch
 from arena.ratings import INITIAL_SIGMA
 from arena.store.db import Tx, open_database
-from arena.store.repository import CHANGE_GRACE_US, Store, StoreError, now_us
+from arena.store.repository import CHANGE_GRACE_US, HOUSE_RANDOM, Store, StoreError, now_us
 from arena.store.schema import MIGRATIONS
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2, record_pb2
@@ -374,3 +374,21 @@ def test_seat_rows_are_the_same_from_a_records_summaries_or_from_its_moves(store
     assert tuple(rows[0][0]) == (0, 3, 0, 12000, 4000, 7000)  # 1, 4, 7 ms
     assert tuple(rows[0][1]) == (1, 3, 1, 15000, 5000, 8000)  # 2, 5, 8 ms
     assert store.profile(ids[1], 10).faults == {"timeout": 2}, "both records' fault counted"
+
+
+def test_validation_is_pending_until_its_matches_are_finished(store: Store) -> None:
+    """A validating bot's validation matches count as pending while waiting or playing, and
+    the bot becomes active when every one of them finished without a fault."""
+    bot, _ = store.register_bot("carol", None, "new-bot", "oh-hell", "127.0.0.1:1", "1")
+    assert not store.has_validation(bot.bot_id)
+    seats = (bot.bot_id, HOUSE_RANDOM, HOUSE_RANDOM)
+    store.enqueue(None, "validation", [PlannedMatch(1, seats), PlannedMatch(2, seats)])
+    assert store.has_validation(bot.bot_id)
+    for _ in range(2):
+        claim = store.claim("w1", 60)
+        assert claim is not None
+        assert store.has_validation(bot.bot_id), "playing counts as pending"
+        assert store.bot(bot.bot_id).state == "validating"
+        store.record_result(finished_record(claim.match_id, [1, 2, 3], [3, 2, 1]))
+    assert not store.has_validation(bot.bot_id)
+    assert store.bot(bot.bot_id).state == "active"

@@ -504,9 +504,9 @@ class Store:
     def has_validation(self, bot_id: str) -> bool:
         """Whether validation matches for this bot are queued or running."""
         with self.db.transaction() as tx:
-            row = tx.one(
-                "SELECT 1 FROM matches WHERE kind = 'validation' AND status != 'finished' "
-                "AND seats LIKE ?",
+            row = tx.one(  # status IN (...), not != 'finished': the status index, not a scan
+                "SELECT 1 FROM matches WHERE status IN ('waiting', 'playing') "
+                "AND kind = 'validation' AND seats LIKE ?",
                 (f"%{bot_id}%",),
             )
         return row is not None
@@ -705,8 +705,8 @@ class Store:
                 )
                 continue
             pending = tx.one(
-                "SELECT COUNT(*) FROM matches WHERE kind = 'validation' AND status != 'finished' "
-                "AND seats LIKE ?",
+                "SELECT COUNT(*) FROM matches WHERE status IN ('waiting', 'playing') "
+                "AND kind = 'validation' AND seats LIKE ?",
                 (f"%{bot_id}%",),
             )[0]
             if pending == 0:
