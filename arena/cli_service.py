@@ -138,9 +138,14 @@ def cmd_ladders(args: argparse.Namespace) -> int:
 def standings_table(response: pb.GetStandingsResponse) -> Table:
     """A ladder's standings as a table."""
     ladder = response.ladder
+    shown = len(response.standings)
+    page = ""
+    if response.total > shown:  # a page: say which part of the ladder this is
+        first = response.standings[0].position if shown else 0
+        page = f", #{first}-{first + shown - 1} of {response.total} bots"
     table = Table(
         title=f"{ladder.config.name} ({ladder.config.settings.game}, "
-        f"{ladder.matches_finished} matches)"
+        f"{ladder.matches_finished} matches{page})"
     )
     for column in (
         "#",
@@ -171,10 +176,18 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
     return table
 
 
+def _count(text: str) -> int:
+    """A command-line count: a whole number, 0 or more."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
 def cmd_standings(args: argparse.Namespace) -> int:
     """Print a ladder's standings."""
     try:
-        response = _client(args).call("GetStandings", pb.GetStandingsRequest(ladder=args.ladder))
+        request = pb.GetStandingsRequest(ladder=args.ladder, limit=args.top, offset=args.skip)
+        response = _client(args).call("GetStandings", request)
     except grpc.RpcError as error:
         return _fail(error)
     console.print(standings_table(response))
@@ -286,6 +299,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     client_parser("ladders", "list ladders").set_defaults(run=cmd_ladders)
     standings = client_parser("standings", "a ladder's standings")
     standings.add_argument("ladder", help="ladder id or name")
+    standings.add_argument("--top", type=_count, default=0, help="show this many (default: all)")
+    standings.add_argument("--skip", type=_count, default=0, help="start below the best SKIP")
     standings.set_defaults(run=cmd_standings)
     watch = client_parser("watch", "follow a match live")
     watch.add_argument("match_id")

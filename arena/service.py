@@ -183,8 +183,11 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         self, request: pb.GetStandingsRequest, context: Context
     ) -> pb.GetStandingsResponse:
         ladder = await self._call(context, self.store.ladder, request.ladder)
-        standings = await self._call(context, self.store.standings, ladder.ladder_id)
-        return pb.GetStandingsResponse(ladder=ladder, standings=standings)
+        standings = await self._call(
+            context, self.store.standings, ladder.ladder_id, request.limit, request.offset
+        )
+        total = await self._call(context, self.store.count_entrants, ladder.ladder_id)
+        return pb.GetStandingsResponse(ladder=ladder, standings=standings, total=total)
 
     async def GetBotProfile(
         self, request: pb.GetBotProfileRequest, context: Context

@@ -164,6 +164,12 @@ def test_register_validate_ladder_standings_and_watch(tmp_path: Path) -> None:
         assert all(s.matches > 0 for s in response.standings)
         ratings = [s.rating for s in response.standings]
         assert ratings == sorted(ratings, reverse=True)
+        assert response.total == len(ids)
+        page = client.call(
+            "GetStandings", pb.GetStandingsRequest(ladder="quick", limit=1, offset=1)
+        )
+        assert [s.position for s in page.standings] == [2] and page.total == len(ids)
+        assert page.standings[0].bot.bot_id == response.standings[1].bot.bot_id
         profile = client.call("GetBotProfile", pb.GetBotProfileRequest(bot_id=ids[0]))
         assert profile.rating_history and profile.recent_matches and profile.latency_p50_ms > 0
         match_id = profile.recent_matches[0].match_id

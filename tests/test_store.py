@@ -260,9 +260,9 @@ def test_a_database_of_the_previous_schema_is_migrated(backend: str, tmp_path: P
             "created_at_us) VALUES ('m2', 'old', 's2', 'ladder', 2, 'x,b1', 'waiting', 9)"
         )
         for seat, bot in enumerate(["b1", "x"]):
-            tx.execute(
-                "INSERT INTO match_seats VALUES ('m1', ?, ?, ?, 0, 1, 0, 10, 7)",
-                (seat, bot, seat + 1),
+            tx.execute(  # b1 made 4 moves, 1 a fault
+                "INSERT INTO match_seats VALUES ('m1', ?, ?, ?, 0, ?, ?, 10, 7)",
+                (seat, bot, seat + 1, 4 if bot == "b1" else 1, 1 if bot == "b1" else 0),
             )
             tx.execute("INSERT INTO bot_latency VALUES (?, 'm1', 1000, 2000, 1)", (bot,))
             tx.execute(
@@ -277,6 +277,7 @@ def test_a_database_of_the_previous_schema_is_migrated(backend: str, tmp_path: P
             ] == [("old", "m1", 30.0, 7.5, 7)], "history carried over, timed by its match's end"
             assert (profile.latency_p50_ms, profile.latency_p95_ms) == (1.0, 2.0)
             assert [(e.bot_id, e.scheduled) for e in store.entrants("old")] == [("b1", 3)]
+            assert [s.fault_rate for s in store.standings("old")] == [25.0], "moves summed once"
             ladder_id = store.create_ladder(ladder_config())
             assert store.entrant_changes(ladder_id, "oh-hell", 1).active == []
             store.enter_active_bots(ladder_id, "oh-hell")
@@ -392,3 +393,24 @@ def test_validation_is_pending_until_its_matches_are_finished(store: Store) -> N
         store.record_result(finished_record(claim.match_id, [1, 2, 3], [3, 2, 1]))
     assert not store.has_validation(bot.bot_id)
     assert store.bot(bot.bot_id).state == "active"
+
+
+def test_standings_come_in_pages_with_fault_rates_counted_as_results_arrive(store: Store) -> None:
+    ids, _ = active_bots(store, 3)
+    ladder_id = store.create_ladder(ladder_config())
+    store.enter_active_bots(ladder_id, "oh-hell")
+    store.enqueue(ladder_id, "ladder", [PlannedMatch(5, tuple(ids)), PlannedMatch(6, tuple(ids))])
+    for ranks in ([2, 1, 3], [2, 1, 3]):
+        claim = store.claim("w1", 60)
+        assert claim is not None
+        record = finished_record(claim.match_id, ranks, [10, 20, 5])
+        record.moves[1].fault = record_pb2.FAULT_KIND_TIMEOUT  # seat 1: 1 fault in 2 moves
+        store.record_result(record)
+    whole = store.standings(ladder_id)
+    assert [s.position for s in whole] == [1, 2, 3] and whole[0].bot.bot_id == ids[1]
+    assert [s.fault_rate for s in whole] == [50.0, 0.0, 0.0], "2 faults in 4 moves over 2 matches"
+    assert store.count_entrants(ladder_id) == 3
+    assert store.standings(ladder_id, limit=2) == whole[:2]
+    assert store.standings(ladder_id, limit=1, offset=1) == whole[1:2], "positions stay absolute"
+    assert store.standings(ladder_id, offset=2) == whole[2:]
+    assert store.standings(ladder_id, limit=5, offset=3) == []

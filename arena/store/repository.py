@@ -407,41 +407,39 @@ class Store:
         gone = [bot for bot, state, *_ in rows if state != "active"]
         return EntrantChanges(active, gone, next_since)
 
-    def standings(self, ladder_id: str) -> list[arena_service_pb2.Standing]:
-        """Entrants best first by μ − 3σ."""
+    def count_entrants(self, ladder_id: str) -> int:
+        """How many bots a ladder has (the length of its whole standings)."""
         with self.db.transaction() as tx:
-            totals = {
-                bot_id: (moves, faults)
-                for bot_id, moves, faults in tx.all(
-                    "SELECT s.bot_id, SUM(s.moves), SUM(s.faults) FROM matches m "
-                    "JOIN match_seats s ON s.match_id = m.match_id WHERE m.ladder_id = ? "
-                    "GROUP BY s.bot_id",
-                    (ladder_id,),
-                )
-            }
-            rows = [
-                (*entry, *totals.get(entry[0], (0, 0)))
-                for entry in tx.all(
-                    f"SELECT e.bot_id, e.mu, e.sigma, e.matches, e.first_places, {_BOT_COLUMNS} "
-                    "FROM entries e JOIN bots b ON b.bot_id = e.bot_id "
-                    "JOIN owners o ON o.owner_id = b.owner_id WHERE e.ladder_id = ?",
-                    (ladder_id,),
-                )
-            ]
-            rows.sort(key=lambda r: r[1] - 3 * r[2], reverse=True)
-            return [
-                arena_service_pb2.Standing(
-                    position=position,
-                    bot=BotRow(*r[5:14]).to_proto(),
-                    rating=r[1] - 3 * r[2],
-                    mu=r[1],
-                    sigma=r[2],
-                    matches=r[3],
-                    first_places=r[4],
-                    fault_rate=100.0 * r[15] / r[14] if r[14] else 0.0,
-                )
-                for position, r in enumerate(rows, start=1)
-            ]
+            return int(tx.one("SELECT COUNT(*) FROM entries WHERE ladder_id = ?", (ladder_id,))[0])
+
+    def standings(
+        self, ladder_id: str, limit: int = 0, offset: int = 0
+    ) -> list[arena_service_pb2.Standing]:
+        """Entrants best first by μ − 3σ (ties by bot id): ``limit`` of them (0: all) after the
+        best ``offset``. Reads one row per entrant shown: moves and faults are counted in the
+        entries as results come in, not summed over the ladder's history."""
+        page = f" LIMIT {int(limit) or 2**62} OFFSET {int(offset)}" if limit or offset else ""
+        with self.db.transaction() as tx:
+            rows = tx.all(
+                f"SELECT e.mu, e.sigma, e.matches, e.first_places, e.moves_played, e.faults, "
+                f"{_BOT_COLUMNS} FROM entries e JOIN bots b ON b.bot_id = e.bot_id "
+                "JOIN owners o ON o.owner_id = b.owner_id WHERE e.ladder_id = ? "
+                f"ORDER BY e.mu - 3 * e.sigma DESC, e.bot_id{page}",
+                (ladder_id,),
+            )
+        return [
+            arena_service_pb2.Standing(
+                position=position,
+                bot=BotRow(*r[6:15]).to_proto(),
+                rating=r[0] - 3 * r[1],
+                mu=r[0],
+                sigma=r[1],
+                matches=r[2],
+                first_places=r[3],
+                fault_rate=100.0 * r[5] / r[4] if r[4] else 0.0,
+            )
+            for position, r in enumerate(rows, start=offset + 1)
+        ]
 
     # -- the match queue ------------------------------------------------------------------------
 
@@ -603,10 +601,16 @@ class Store:
             )
             ratings: dict[str, Rating] = {}
             others = [row for row in rows if row[0] != record.match_id]
+            summaries = summaries_of(record, len(seats))
             if kind == "validation":
                 self._apply_validation(tx, record, seats)
             elif ladder_id is not None:
                 played = Counter(seats)
+                moves: Counter[str] = Counter()
+                faults: Counter[str] = Counter()
+                for bot, summary in zip(seats, summaries, strict=True):
+                    moves[bot] += summary.moves
+                    faults[bot] += summary.faults
                 per_match = []  # the ranks of each rated match of the set, once it is complete
                 if all(row[1] == "finished" for row in others):
                     ranks_of = "SELECT bot_id, rank FROM match_seats WHERE match_id = ?"
@@ -618,14 +622,18 @@ class Store:
                     if record.status in RATED_STATUSES:
                         per_match.append(dict(zip(seats, record.outcome.ranks, strict=False)))
                 if per_match:
-                    ratings = self._rate_set(tx, ladder_id, per_match, played)
+                    ratings = self._rate_set(tx, ladder_id, per_match, played, moves, faults)
                 else:  # the set is not complete, or nothing in it is rated: count the match
                     tx.many(
-                        "UPDATE entries SET scheduled = scheduled + ?, changed_us = ? "
+                        "UPDATE entries SET scheduled = scheduled + ?, moves_played = "
+                        "moves_played + ?, faults = faults + ?, changed_us = ? "
                         "WHERE ladder_id = ? AND bot_id = ?",
-                        [(played[bot], now_us(), ladder_id, bot) for bot in sorted(played)],
+                        [
+                            (played[bot], moves[bot], faults[bot], now_us(), ladder_id, bot)
+                            for bot in sorted(played)
+                        ],
                     )
-            self._record_seats(tx, record, seats, finished, ratings)
+            self._record_seats(tx, record, seats, finished, ratings, summaries)
             return ratings
 
     def _record_seats(
@@ -635,11 +643,11 @@ class Store:
         seats: Sequence[str],
         finished: int,
         ratings: dict[str, Rating],
+        summaries: Sequence[record_pb2.SeatSummary],
     ) -> None:
         """A row per seat: result, moves, faults, latency summary and, if this match completed
         a rated set, the bot's rating after it (its rating history)."""
         rated = record.status in RATED_STATUSES
-        summaries = summaries_of(record, len(seats))
         rows = []
         for seat, bot_id in enumerate(seats):
             summary = summaries[seat]
@@ -722,9 +730,11 @@ class Store:
         ladder_id: str,
         per_match: Sequence[dict[str, int]],
         played: Counter[str],
+        moves: Counter[str],
+        faults: Counter[str],
     ) -> dict[str, Rating]:
         """Rate a finished set from each rated match's ranks (and count the match that
-        completed it as ``played``)."""
+        completed it: ``played``, its ``moves`` and ``faults`` per bot)."""
         ranks = set_ranks(per_match)
         # Lock the entries in bot order before reading them: no lost update when two processes
         # rate sets sharing a bot, and no deadlock (same order everywhere).
@@ -744,7 +754,8 @@ class Store:
         changed = now_us()
         tx.many(
             "UPDATE entries SET mu = ?, sigma = ?, matches = matches + ?, "
-            "first_places = first_places + ?, scheduled = scheduled + ?, changed_us = ? "
+            "first_places = first_places + ?, scheduled = scheduled + ?, "
+            "moves_played = moves_played + ?, faults = faults + ?, changed_us = ? "
             "WHERE ladder_id = ? AND bot_id = ?",
             [
                 (
@@ -753,6 +764,8 @@ class Store:
                     len(per_match),
                     1 if ranks[bot] == 1 else 0,
                     played[bot],
+                    moves[bot],
+                    faults[bot],
                     changed,
                     ladder_id,
                     bot,

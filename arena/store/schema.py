@@ -166,5 +166,25 @@ def _v5(dialect: str) -> list[str]:
     ]
 
 
-MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4, _v5]
+def _v6(dialect: str) -> list[str]:
+    """Each entry counts the moves and faults of its bot's matches in the ladder, so standings
+    (fault rates) read one row per bot instead of summing every seat row of the ladder's history.
+    Existing databases get the sums once, here."""
+    del dialect
+
+    def summed(column: str) -> str:
+        return (
+            f"COALESCE((SELECT SUM(s.{column}) FROM match_seats s JOIN matches m "
+            "ON m.match_id = s.match_id WHERE m.ladder_id = entries.ladder_id "
+            "AND s.bot_id = entries.bot_id), 0)"
+        )
+
+    return [
+        "ALTER TABLE entries ADD COLUMN moves_played BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE entries ADD COLUMN faults BIGINT NOT NULL DEFAULT 0",
+        f"UPDATE entries SET moves_played = {summed('moves')}, faults = {summed('faults')}",
+    ]
+
+
+MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4, _v5, _v6]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

@@ -507,16 +507,24 @@ class GetStandingsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LADDER_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     """The ladder's id or name."""
+    limit: _builtins.int
+    """At most this many lines, best first (0: every entrant)."""
+    offset: _builtins.int
+    """Skip this many of the best lines first (with `limit`, a page of the standings)."""
     def __init__(
         self,
         *,
         ladder: _builtins.str = ...,
+        limit: _builtins.int = ...,
+        offset: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "limit", b"limit", "offset", b"offset"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -582,23 +590,27 @@ class GetStandingsResponse(_message.Message):
 
     LADDER_FIELD_NUMBER: _builtins.int
     STANDINGS_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    total: _builtins.int
+    """How many bots the whole ladder has."""
     @_builtins.property
     def ladder(self) -> Global___Ladder:
         """The ladder."""
 
     @_builtins.property
     def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Standing]:
-        """Best first."""
+        """Best first (the page asked for; positions count from the top of the whole ladder)."""
 
     def __init__(
         self,
         *,
         ladder: Global___Ladder | None = ...,
         standings: _abc.Iterable[Global___Standing] | None = ...,
+        total: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "standings", b"standings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "standings", b"standings", "total", b"total"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
