@@ -180,8 +180,9 @@ class KingCodec(GameCodec):
     """Codec for ``referee.games.king``.
 
     ``observation_bytes`` writes the observation from parts cached for this match: the hand's
-    header fields, each seat summary, the auction, the current trick, the
-    finished tricks and the previous hands (both appended to as the match goes).
+    header fields, each seat summary (a memo per seat by cards in hand while the trick-level
+    fields are unchanged), the auction, the finished tricks and the previous hands (both
+    appended to as the match goes); the hand and the current trick are written directly.
     """
 
     def __init__(self, game: Any) -> None:

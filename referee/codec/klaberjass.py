@@ -234,8 +234,9 @@ class KlaberjassCodec(GameCodec):
     """Codec for ``referee.games.klaberjass``.
 
     ``observation_bytes`` writes the observation from parts cached for this match: the hand's
-    header fields, the bids, each seat summary, the finished tricks and the previous hands
-    (both appended to as the match goes); the rest is written directly in field order.
+    header fields, the bids, each seat summary (a memo per seat state but the hand size), the
+    finished tricks and the previous hands (both appended to as the match goes); the rest is
+    written directly in field order.
     """
 
     def __init__(self, game: Any) -> None:

@@ -119,8 +119,9 @@ class MauMauCodec(GameCodec):
     """Codec for ``referee.games.mau_mau``.
 
     ``observation_bytes`` writes the observation from parts cached for this match: the deal's
-    header fields (options, deal, dealer, direction, phase), each seat summary, the discard
-    pile and the previous deals (both appended to as the match goes).
+    header fields (options, deal, dealer, direction, phase), each seat summary (a memo per
+    seat by hand size while its tally, fines and bar are unchanged), the discard pile and the
+    previous deals (both appended to as the match goes); scalars come from tables.
     """
 
     def __init__(self, game: Any) -> None:

@@ -133,9 +133,10 @@ class OhHellCodec(GameCodec):
     """Codec for ``referee.games.oh_hell``.
 
     ``observation_bytes`` writes the observation from parts cached for this match: the hand's
-    header fields (options, hand number, dealer, trump), the seat summaries,
-    the current trick, the finished tricks (as a whole while unchanged, else per trick) and the
-    previous hands (as a whole while unchanged, else per hand object).
+    header fields (options, hand number, dealer, trump), the seat summaries (checked first by
+    identity: the engine shares them until a trick is taken), the finished tricks (appended to,
+    one cache per trump suit) and the previous hands; the hand and the current trick, new at
+    every decision, are written directly.
     """
 
     def __init__(self, game: Any) -> None:

@@ -191,9 +191,9 @@ class PinochleCodec(GameCodec):
     """Codec for ``referee.games.pinochle``.
 
     ``observation_bytes`` writes the observation from parts cached for this match: the hand's
-    header fields, each seat summary (its melds encoded once per change of the meld list),
-    the meld options, the finished tricks and the previous hands (both appended to as the
-    match goes).
+    header fields, each seat summary (scalars from tables; its tabled and known cards and
+    melds cached, the melds encoded once per change of the meld list), the meld options, the
+    finished tricks and the previous hands (both appended to as the match goes).
     """
 
     def __init__(self, game: Any) -> None:
