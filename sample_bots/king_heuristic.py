@@ -16,30 +16,19 @@ legal actions of one ``ChooseActionRequest``; it keeps no state between requests
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from botkit import Bot
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import cards_pb2, game_pb2, king_pb2
-
-Card = tuple[int, int]
-"""(suit, rank) as on the wire: suit 1..4 (clubs, diamonds, hearts, spades), rank 2..14."""
+from sample_bots.cards import FULL_DECK, Card, beats, winning_index, wire_card, wire_cards
 
 HEARTS = cards_pb2.SUIT_HEARTS
 KING, QUEEN, JACK, ACE = 13, 12, 11, 14
 KING_OF_HEARTS: Card = (HEARTS, KING)
-FULL_DECK = frozenset((suit, rank) for suit in range(1, 5) for rank in range(2, 15))
 FAIR_SHARE = 13 / 4
 
 C = king_pb2  # short alias for enum values
-
-
-def _card(card: cards_pb2.Card) -> Card:
-    return (int(card.suit), int(card.rank))
-
-
-def _cards(cards: Iterable[cards_pb2.Card]) -> list[Card]:
-    return [_card(card) for card in cards]
 
 
 def card_penalty(contract: int, card: Card) -> int:
@@ -54,24 +43,6 @@ def card_penalty(contract: int, card: Card) -> int:
     if contract == C.KING_CONTRACT_NO_KING_OF_HEARTS:
         return 160 if card == KING_OF_HEARTS else 0
     return 0
-
-
-def winning_index(cards: Sequence[Card], trump: int) -> int:
-    """Index of the card that currently takes the trick (``trump`` 0 = no trumps)."""
-    best = 0
-    for index in range(1, len(cards)):
-        suit, rank = cards[index]
-        win_suit, win_rank = cards[best]
-        if (suit == win_suit and rank > win_rank) or (suit == trump and win_suit != trump):
-            best = index
-    return best
-
-
-def beats(card: Card, winner: Card, trump: int) -> bool:
-    """Whether ``card`` played now would take the trick from ``winner``."""
-    if card[0] == winner[0]:
-        return card[1] > winner[1]
-    return card[0] == trump
 
 
 def estimate_tricks(hand: Sequence[Card], trump: int) -> float:
@@ -109,9 +80,9 @@ class HandView:
         self.obs = obs
         self.contract = int(obs.contract)
         self.trump = int(obs.trump)
-        self.hand = _cards(obs.hand)
-        self.trick = _cards(obs.current_trick.cards)
-        played = {card for trick in obs.completed_tricks for card in _cards(trick.cards)}
+        self.hand = wire_cards(obs.hand)
+        self.trick = wire_cards(obs.current_trick.cards)
+        played = {card for trick in obs.completed_tricks for card in wire_cards(trick.cards)}
         played.update(self.trick)
         self.unseen = FULL_DECK - played - set(self.hand)
         self.trick_number = len(obs.completed_tricks)  # 0-based
@@ -218,14 +189,14 @@ def _positive_lead(view: HandView, legal: Sequence[Card]) -> Card:
 
 
 def _action_card(action: game_pb2.Action) -> Card:
-    return _card(action.king.play)
+    return wire_card(action.king.play)
 
 
 def choose_auction(
     obs: king_pb2.KingObservation, seat: int, legal: Sequence[game_pb2.Action]
 ) -> game_pb2.Action:
     """A call, an answer or a trump suit among ``legal``."""
-    hand = _cards(obs.hand)
+    hand = wire_cards(obs.hand)
     suit, tricks = best_trump(hand)
     kinds = {action.king.WhichOneof("action") for action in legal}
     if "trump" in kinds:

@@ -16,18 +16,17 @@ legal actions of one ``ChooseActionRequest``; it keeps no state between requests
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from botkit import Bot
 from cardarena.bot.v1 import bot_service_pb2
-from cardarena.game.v1 import cards_pb2, game_pb2, klaberjass_pb2
-
-Card = tuple[int, int]
-"""(suit, rank) as on the wire: suit 1..4 (clubs, diamonds, hearts, spades), rank 7..14."""
+from cardarena.game.v1 import game_pb2, klaberjass_pb2
+from sample_bots.cards import Card, wire_card, wire_cards
 
 SEVEN, EIGHT, NINE, TEN, JACK, QUEEN, KING, ACE = 7, 8, 9, 10, 11, 12, 13, 14
 SUITS = (1, 2, 3, 4)
 DECK = frozenset((suit, rank) for suit in SUITS for rank in range(7, 15))
+"""The 32 cards (ranks 7 to ace) as ``Card`` pairs."""
 TRUMP_STRENGTH = {SEVEN: 0, EIGHT: 1, QUEEN: 2, KING: 3, TEN: 4, ACE: 5, NINE: 6, JACK: 7}
 PLAIN_STRENGTH = {SEVEN: 0, EIGHT: 1, NINE: 2, JACK: 3, QUEEN: 4, KING: 5, TEN: 6, ACE: 7}
 TRUMP_POINTS = {JACK: 20, NINE: 14, ACE: 11, TEN: 10, KING: 4, QUEEN: 3}
@@ -38,14 +37,6 @@ TAKE_THRESHOLD = 9.0
 """Hand value (6 cards, before the completion deal) from which the bot makes trump."""
 
 K = klaberjass_pb2
-
-
-def _card(card: cards_pb2.Card) -> Card:
-    return (int(card.suit), int(card.rank))
-
-
-def _cards(cards: Iterable[cards_pb2.Card]) -> list[Card]:
-    return [_card(card) for card in cards]
 
 
 def strength(card: Card, trump: int) -> int:
@@ -83,8 +74,8 @@ def hand_value(hand: Sequence[Card], trump: int, extra: Card | None = None) -> f
 
 def _decide_bid(obs: klaberjass_pb2.KlaberjassObservation, legal: list[game_pb2.Action]) -> int:
     """Index in ``legal`` of the bid to make."""
-    hand = _cards(obs.hand)
-    turn_up = _card(obs.turn_up)
+    hand = wire_cards(obs.hand)
+    turn_up = wire_card(obs.turn_up)
     best_index, best_value = -1, TAKE_THRESHOLD
     pass_index = 0
     for index, action in enumerate(legal):
@@ -120,19 +111,19 @@ def _decide_declaration(legal: list[game_pb2.Action]) -> int:
 
 def unseen_cards(obs: klaberjass_pb2.KlaberjassObservation) -> set[Card]:
     """Cards that could be in the opponent's hand (or the stock) as far as this seat knows."""
-    seen = set(_cards(obs.hand))
+    seen = set(wire_cards(obs.hand))
     for trick in [*obs.completed_tricks, obs.current_trick]:
-        seen.update(_cards(trick.cards))
+        seen.update(wire_cards(trick.cards))
     if obs.HasField("bottom_card"):
-        seen.add(_card(obs.bottom_card))
-    turn_up = _card(obs.turn_up)
+        seen.add(wire_card(obs.bottom_card))
+    turn_up = wire_card(obs.turn_up)
     seen.add(turn_up)
     if obs.HasField("dix_exchanged_by"):
         seen.add((int(obs.trump), SEVEN))  # the 7 now lies face up under the stock
     unseen = set(DECK - seen)
     for seat in obs.seats:  # cards known in a hand (the taken turn-up, a shown sequence)
-        unseen.update(_cards(seat.known_cards))
-    unseen -= set(_cards(obs.hand))
+        unseen.update(wire_cards(seat.known_cards))
+    unseen -= set(wire_cards(obs.hand))
     return unseen
 
 
@@ -145,8 +136,8 @@ def _choose_card(
     with_bella = {card: index for index, card, bella in plays if bella}
     options = {card: with_bella.get(card, index) for index, card, bella in plays if not bella}
     cards = list(options)
-    hand = _cards(obs.hand)
-    trick = _cards(obs.current_trick.cards)
+    hand = wire_cards(obs.hand)
+    trick = wire_cards(obs.current_trick.cards)
 
     def cheapness(card: Card) -> tuple[int, int, int]:
         # Least valuable first: plain before trump, few points, low rank; keep K/Q of trumps.
@@ -210,7 +201,7 @@ def choose(request: bot_service_pb2.ChooseActionRequest) -> game_pb2.Action:
         return legal[_decide_declaration(legal)]
     if kind == "play":
         plays = [
-            (index, _card(action.klaberjass.play.card), action.klaberjass.play.bella)
+            (index, wire_card(action.klaberjass.play.card), action.klaberjass.play.bella)
             for index, action in enumerate(legal)
         ]
         return legal[_choose_card(obs, plays)]

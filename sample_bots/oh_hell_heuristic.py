@@ -12,43 +12,14 @@ legal actions of one ``ChooseActionRequest``; it keeps no state between requests
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from botkit import Bot
 from cardarena.bot.v1 import bot_service_pb2
-from cardarena.game.v1 import cards_pb2, game_pb2, oh_hell_pb2
-
-Card = tuple[int, int]
-"""(suit, rank) as on the wire: suit 1..4 (clubs, diamonds, hearts, spades), rank 2..14."""
+from cardarena.game.v1 import game_pb2, oh_hell_pb2
+from sample_bots.cards import FULL_DECK, Card, beats, winning_index, wire_card, wire_cards
 
 ACE, KING, QUEEN, JACK = 14, 13, 12, 11
-FULL_DECK = frozenset((suit, rank) for suit in range(1, 5) for rank in range(2, 15))
-
-
-def _card(card: cards_pb2.Card) -> Card:
-    return (int(card.suit), int(card.rank))
-
-
-def _cards(cards: Iterable[cards_pb2.Card]) -> list[Card]:
-    return [_card(card) for card in cards]
-
-
-def winning_index(cards: Sequence[Card], trump: int) -> int:
-    """Index of the card that currently takes the trick."""
-    best = 0
-    for index in range(1, len(cards)):
-        suit, rank = cards[index]
-        win_suit, win_rank = cards[best]
-        if (suit == win_suit and rank > win_rank) or (suit == trump and win_suit != trump):
-            best = index
-    return best
-
-
-def beats(card: Card, winner: Card, trump: int) -> bool:
-    """Whether ``card`` played now would take the trick from ``winner``."""
-    if card[0] == winner[0]:
-        return card[1] > winner[1]
-    return card[0] == trump
 
 
 def estimate_tricks(hand: Sequence[Card], trump: int, num_seats: int) -> float:
@@ -78,7 +49,7 @@ def estimate_tricks(hand: Sequence[Card], trump: int, num_seats: int) -> float:
 
 def choose_bid(obs: oh_hell_pb2.OhHellObservation, legal_bids: Sequence[int]) -> int:
     """The bid among ``legal_bids`` nearest to the hand's expected tricks."""
-    hand = _cards(obs.hand)
+    hand = wire_cards(obs.hand)
     trump = int(obs.trump_card.suit)
     estimate = estimate_tricks(hand, trump, len(obs.seats))
     return min(legal_bids, key=lambda bid: (abs(bid - estimate), bid))
@@ -89,12 +60,12 @@ class HandView:
 
     def __init__(self, obs: oh_hell_pb2.OhHellObservation, seat: int) -> None:
         self.trump = int(obs.trump_card.suit)
-        self.hand = _cards(obs.hand)
-        self.trick = _cards(obs.current_trick.cards)
+        self.hand = wire_cards(obs.hand)
+        self.trick = wire_cards(obs.current_trick.cards)
         self.num_seats = len(obs.seats)
-        played = {card for trick in obs.completed_tricks for card in _cards(trick.cards)}
+        played = {card for trick in obs.completed_tricks for card in wire_cards(trick.cards)}
         played.update(self.trick)
-        played.add(_card(obs.trump_card))
+        played.add(wire_card(obs.trump_card))
         self.unseen = FULL_DECK - played - set(self.hand)
         me = obs.seats[seat]
         self.need = (me.bid if me.HasField("bid") else 0) - me.tricks_won
@@ -174,7 +145,7 @@ def make_oh_hell_heuristic_bot(seed: int | None = None) -> Bot:
                 bid = choose_bid(obs, [action.oh_hell.bid for action in legal])
                 return next(action for action in legal if action.oh_hell.bid == bid)
             view = HandView(obs, request.seat)
-            cards = [_card(action.oh_hell.play) for action in legal]
+            cards = [wire_card(action.oh_hell.play) for action in legal]
             return legal[cards.index(choose_card(view, cards))]
         except Exception:  # a sample bot never answers an illegal action
             return legal[0]
