@@ -25,16 +25,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.engine import WHOLE_GAME_OPTIONS
+from benchmarks.engine import CHOICES, WHOLE_GAME_OPTIONS, measure
 from referee.codec import codec_for
 from referee.codec.common import game_settings
 from referee.codec.requests import RequestEncoder, choose_action_request
@@ -43,8 +40,6 @@ from referee.games.registry import game_types, make_game
 from referee.match import Match
 
 TARGET_US = 10.0
-_CHOICE_RNG = random.Random(0)
-_CHOICES = [_CHOICE_RNG.getrandbits(30) for _ in range(1 << 16)]
 
 Stage = Callable[[int], int]
 """Plays one seeded match, doing some stages per decision; returns its number of decisions."""
@@ -59,7 +54,7 @@ def stage_engine(game: Game) -> Stage:
         index = start = seed * 7919
         while not state.is_terminal():
             legal = state.legal_actions()
-            state.apply(legal[_CHOICES[index & 0xFFFF] % len(legal)])
+            state.apply(legal[CHOICES[index & 0xFFFF] % len(legal)])
             index += 1
         return index - start
 
@@ -76,7 +71,7 @@ def stage_observe(game: Game) -> Stage:
         while not state.is_terminal():
             state.observe(state.current_seat())
             legal = state.legal_actions()
-            state.apply(legal[_CHOICES[index & 0xFFFF] % len(legal)])
+            state.apply(legal[CHOICES[index & 0xFFFF] % len(legal)])
             index += 1
         return index - start
 
@@ -103,7 +98,7 @@ def stage_request(game: Game, runner: bool) -> Stage:
                     choose_action_request(match, codec, settings, match_id).SerializeToString()
                 )
             legal = state.legal_actions()
-            state.apply(legal[_CHOICES[index & 0xFFFF] % len(legal)])
+            state.apply(legal[CHOICES[index & 0xFFFF] % len(legal)])
             index += 1
         return index - start
 
@@ -118,7 +113,7 @@ def typical_request_bytes(game: Game) -> bytes:
     while not match.state.is_terminal() and index < 100_000:
         requests.append(choose_action_request(match, codec, settings, "0" * 32))
         legal = match.state.legal_actions()
-        match.state.apply(legal[_CHOICES[index] % len(legal)])
+        match.state.apply(legal[CHOICES[index] % len(legal)])
         index += 1
     return requests[len(requests) // 2].SerializeToString()
 
@@ -136,19 +131,6 @@ def baseline(game: Game) -> Stage:
         return 100
 
     return play
-
-
-def measure(play_one: Stage, seconds: float) -> float:
-    """Median over 3 runs of CPU µs per decision."""
-    runs = []
-    for _ in range(3):
-        decisions, seed = 0, 0
-        started = time.process_time()
-        while time.process_time() - started < seconds / 3:
-            decisions += play_one(seed)
-            seed += 1
-        runs.append((time.process_time() - started) * 1e6 / max(decisions, 1))
-    return statistics.median(runs)
 
 
 def main() -> None:

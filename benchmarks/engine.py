@@ -53,7 +53,7 @@ from referee.games.pinochle.rules import (
 from referee.games.registry import game_types, make_game
 
 _CHOICE_RNG = random.Random(0)
-_CHOICES = [_CHOICE_RNG.getrandbits(30) for _ in range(1 << 16)]
+CHOICES = [_CHOICE_RNG.getrandbits(30) for _ in range(1 << 16)]
 """Pre-drawn random numbers, so the random player's own draws cost almost nothing."""
 
 
@@ -80,7 +80,7 @@ def baseline_hand(rng: random.Random) -> int:
         for offset in range(4):
             hand = hands[(leader + offset) % 4]
             legal = [c for c in hand if trick and c // 13 == trick[0] // 13] or hand
-            card = legal[_CHOICES[decisions & 0xFFFF] % len(legal)]
+            card = legal[CHOICES[decisions & 0xFFFF] % len(legal)]
             hand.remove(card)
             trick.append(card)
             decisions += 1
@@ -102,7 +102,7 @@ def measure(play_one: Callable[[int], int], seconds: float) -> float:
         while time.process_time() - started < seconds / 3:
             decisions += play_one(seed)
             seed += 1
-        runs.append((time.process_time() - started) * 1e6 / decisions)
+        runs.append((time.process_time() - started) * 1e6 / max(decisions, 1))
     return statistics.median(runs)
 
 
@@ -111,7 +111,7 @@ def playout(game: Game) -> Callable[[int], int]:
 
     def play_one(seed: int) -> int:
         state = game.new_state(seed)
-        choices, index = _CHOICES, seed * 7919
+        choices, index = CHOICES, seed * 7919
         current_seat, legal_actions, apply = (
             state.current_seat,
             state.legal_actions,
@@ -164,7 +164,7 @@ def measure_kinds(
     place among the others: a timer pair costs about 0.25 µs back to back but 1-2 µs after other
     work, so the overhead is measured where the batches are, and subtracted once per batch.
     """
-    timer, choices = time.process_time_ns, _CHOICES
+    timer, choices = time.process_time_ns, CHOICES
     live = [game.new_state(seed) for seed in range(tables)]
     next_seed, index, rounds, timed, budget = tables, 0, 0, 0, seconds * 1e9
     counts: dict[str, int] = {}
