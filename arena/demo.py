@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from arena.cli_service import standings_table
 from arena.client import ArenaClient
-from arena.local_bots import BotProcess, free_port, start_many, start_server, stop_bot
+from arena.local_bots import BotProcess, arena_serve_command, start_many, start_server, stop_bot
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
 from referee.games.registry import STATE_CLASSES
@@ -44,25 +44,9 @@ def run_demo(
     admin = secrets.token_urlsafe(16)
     token_file = workdir / "admin-token"
     token_file.write_text(admin)
-    metrics_port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "arena",
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics-listen",
-        f"127.0.0.1:{metrics_port}",
-        "--db",
-        str(workdir / "arena.sqlite3"),
-        "--admin-token-file",
-        str(token_file),
-        "--workers",
-        "12",
-        "--health-interval-s",
-        "5",
-    ]
+    command = arena_serve_command(
+        token_file, ["--db", str(workdir / "arena.sqlite3")], 12, "--health-interval-s", "5"
+    )
     log = (workdir / "arena.log").open("w")
     console.print("Starting the arena service (embedded SQLite) as its own process…")
     service = start_server("arena", command, stderr=log.fileno())

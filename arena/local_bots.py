@@ -1,4 +1,4 @@
-"""Start sample bots as separate server processes on loopback, and stop them again."""
+"""Start sample bots and the arena service as server processes on loopback, and stop them."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 STARTUP_TIMEOUT_S = 30.0
 
@@ -88,6 +89,30 @@ def _wait_listening(kind: str, process: subprocess.Popen[str]) -> BotProcess:
         selector.close()
     stop_bot(process)
     raise RuntimeError(f"bot {kind!r} did not start listening within {STARTUP_TIMEOUT_S} s")
+
+
+def arena_serve_command(
+    admin_token_file: Path, store: Sequence[str], workers: int, *extra: str
+) -> list[str]:
+    """The command line of an ``arena serve`` process on loopback, API on a free port (it
+    prints ``LISTENING``) and metrics on another: ``store`` is ``["--db", PATH]`` or
+    ``["--database-url", URL]``; ``extra`` options go last."""
+    return [
+        sys.executable,
+        "-m",
+        "arena",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        f"127.0.0.1:{free_port()}",
+        *store,
+        "--admin-token-file",
+        str(admin_token_file),
+        "--workers",
+        str(workers),
+        *extra,
+    ]
 
 
 def free_port(host: str = "127.0.0.1") -> int:

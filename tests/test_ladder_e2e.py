@@ -18,7 +18,7 @@ import grpc
 import pytest
 
 from arena.client import ArenaClient
-from arena.local_bots import BotProcess, free_port, start_server, stop_bot
+from arena.local_bots import BotProcess, arena_serve_command, free_port, start_server, stop_bot
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
 from referee.replay import resimulate
@@ -45,23 +45,7 @@ def arena_service(tmp_path: Path, *extra: str) -> Iterator[Service]:
     token_file = tmp_path / "admin"
     token_file.write_text(ADMIN)
     db = tmp_path / "arena.sqlite3"
-    command = [
-        sys.executable,
-        "-m",
-        "arena",
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics-listen",
-        f"127.0.0.1:{free_port()}",
-        "--db",
-        str(db),
-        "--admin-token-file",
-        str(token_file),
-        "--workers",
-        "4",
-        *extra,
-    ]
+    command = arena_serve_command(token_file, ["--db", str(db)], 4, *extra)
     log = (tmp_path / "serve.log").open("a")
     process = start_server("arena", command, cwd=str(ROOT), stderr=log.fileno())
     try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,7 +22,7 @@ from trio.testing import MockClock
 
 from arena.client import ArenaClient
 from arena.ladder import Arena, ArenaConfig
-from arena.local_bots import BotProcess, free_port, start_server, stop_bot
+from arena.local_bots import BotProcess, arena_serve_command, start_server, stop_bot
 from arena.matchmaking import PlannedMatch
 from arena.ratings import INITIAL_SIGMA
 from arena.store.db import open_database
@@ -52,24 +51,7 @@ pytestmark = pytest.mark.skipif(
 def worker(url: str, name: str, tmp_path: Path) -> Iterator[BotProcess]:
     token_file = tmp_path / "admin"
     token_file.write_text(ADMIN)
-    command = [
-        sys.executable,
-        "-m",
-        "arena",
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics-listen",
-        f"127.0.0.1:{free_port()}",
-        "--database-url",
-        url,
-        "--admin-token-file",
-        str(token_file),
-        "--worker-id",
-        name,
-        "--workers",
-        "3",
-    ]
+    command = arena_serve_command(token_file, ["--database-url", url], 3, "--worker-id", name)
     with (tmp_path / f"{name}.log").open("a") as log:
         process = start_server(name, command, cwd=str(ROOT), stderr=log.fileno())
         try:
