@@ -29,27 +29,17 @@ import grpc.aio
 
 from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
 from cardarena.game.v1 import cards_pb2, game_pb2, oh_hell_pb2
+from referee.codec.wire import length_delimited, varint
 
 Context = grpc.aio.ServicerContext[object, object]
 
 
 def huge_response(action: game_pb2.Action) -> bot_service_pb2.ChooseActionResponse:
     """A valid answer padded with a 200 KB unknown field (field 1000, length-delimited)."""
-    payload = b"x" * 200_000
-    tag = (1000 << 3) | 2
-    padding = _varint(tag) + _varint(len(payload)) + payload
+    padding = length_delimited(varint((1000 << 3) | 2), b"x" * 200_000)
     response = bot_service_pb2.ChooseActionResponse(action=action)
     response.MergeFromString(padding)
     return response
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
 
 
 class Misbehaving(bot_service_pb2_grpc.BotServiceServicer):
