@@ -18,7 +18,6 @@ from referee.codec.wire import (
     optional_uint_field,
     tag,
     uint_field,
-    uint_field_table,
     varint,
 )
 from referee.games.king.rules import (
@@ -65,7 +64,7 @@ _SEAT_NEGATIVE_TOTAL = FieldMemo(tag(_Seat, "negative_total"), int_field)
 _SEAT_POSITIVE_TOTAL = FieldMemo(tag(_Seat, "positive_total"), int_field)
 _SEAT_BALANCE = FieldMemo(tag(_Seat, "balance"), int_field)
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
-_TRICK_LEADER_FIELD = uint_field_table(_TRICK_LEADER_TAG, 4)
+_TRICK_LEADER_FIELD = FieldMemo(_TRICK_LEADER_TAG)
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_WINNER_TAG = tag(_Trick, "winner")
 

@@ -17,7 +17,6 @@ from referee.codec.wire import (
     optional_uint_field,
     tag,
     uint_field,
-    uint_field_table,
     varint,
 )
 from referee.games.cards import Rank, Suit
@@ -141,10 +140,10 @@ _SEAT_DECLARED_TOP_FIELD = tuple(
     uint_field(tag(_Seat, "declared_top"), _rank(top)) for top in range(len(RANKS))
 )
 _SEAT_SHOWN_FIELD = message_fields(tag(_Seat, "shown_sequence_cards"), _CARDS)
-_SEAT_BELLA_FIELD = uint_field_table(tag(_Seat, "bella"), 2)
+_SEAT_BELLA_FIELD = FieldMemo(tag(_Seat, "bella"))
 _SEAT_KNOWN_FIELD = message_fields(tag(_Seat, "known_cards"), _CARDS)
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
-_TRICK_LEADER_FIELD = uint_field_table(_TRICK_LEADER_TAG, 2)
+_TRICK_LEADER_FIELD = FieldMemo(_TRICK_LEADER_TAG)
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_WINNER_TAG = tag(_Trick, "winner")
 

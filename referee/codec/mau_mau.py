@@ -17,7 +17,6 @@ from referee.codec.wire import (
     message_fields,
     tag,
     uint_field,
-    uint_field_table,
 )
 from referee.games.mau_mau.rules import (
     ANNOUNCE_SHIFT,
@@ -48,13 +47,12 @@ _CLOCKWISE_TAG = tag(_Obs, "clockwise")
 _PHASE_TAG = tag(_Obs, "phase")
 _HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
 _SEATS_TAG = tag(_Obs, "seats")
-_START_SUIT_FIELD = uint_field_table(tag(_Obs, "start_suit"), 5)[1:]
-"""By the start card's suit index 0..3 (the wire's suits are 1..4)."""
+_START_SUIT_FIELD = FieldMemo(tag(_Obs, "start_suit"))
 _TOP_CARD_FIELD = message_fields(tag(_Obs, "top_card"), _CARDS)
 _DISCARD_PILE_FIELD = message_fields(tag(_Obs, "discard_pile"), _CARDS)
 _STOCK_SIZE = FieldMemo(tag(_Obs, "stock_size"))
-_ANNOUNCED_SUIT_FIELD = uint_field_table(tag(_Obs, "announced_suit"), 8)
-_ANY_CARD_FIELD = uint_field_table(tag(_Obs, "any_card"), 2)
+_ANNOUNCED_SUIT_FIELD = FieldMemo(tag(_Obs, "announced_suit"))
+_ANY_CARD_FIELD = FieldMemo(tag(_Obs, "any_card"))
 _DRAWN_CARD_FIELD = message_fields(tag(_Obs, "drawn_card"), _CARDS)
 _PREVIOUS_DEALS_TAG = tag(_Obs, "previous_deals")
 _SEAT_HAND_SIZE = FieldMemo(tag(_Seat, "hand_size"))
@@ -174,7 +172,7 @@ class MauMauCodec(GameCodec):
                 header,
                 *map(_HAND_FIELD.__getitem__, hand),
                 *map(EntryMemo.__getitem__, self._seat_memos, hand_sizes),
-                _START_SUIT_FIELD[start_card // 13],
+                _START_SUIT_FIELD[start_card // 13 + 1],
                 _TOP_CARD_FIELD[pile[-1]],
                 self._pile(pile),
                 _STOCK_SIZE[stock_size],

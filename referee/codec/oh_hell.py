@@ -10,6 +10,7 @@ from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.common import standard_card, standard_card_id
 from referee.codec.wire import (
     BoundedCache,
+    FieldMemo,
     IdentityCache,
     LastValue,
     SequenceCache,
@@ -21,7 +22,6 @@ from referee.codec.wire import (
     packed_uints,
     tag,
     uint_field,
-    uint_field_table,
     varint,
 )
 from referee.games.oh_hell.rules import BID_BASE, HandResult, OhHellObservation, trick_winner
@@ -56,7 +56,7 @@ _SEAT_BID_TAG = tag(_Seat, "bid")
 _SEAT_TRICKS_WON_TAG = tag(_Seat, "tricks_won")
 _SEAT_SCORE_TAG = tag(_Seat, "score")
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
-_TRICK_LEADER_FIELD = uint_field_table(_TRICK_LEADER_TAG, 8)
+_TRICK_LEADER_FIELD = FieldMemo(_TRICK_LEADER_TAG)
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_WINNER_TAG = tag(_Trick, "winner")
 _RESULT_HAND_SIZE_TAG = tag(_Result, "hand_size")

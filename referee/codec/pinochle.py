@@ -23,7 +23,6 @@ from referee.codec.wire import (
     optional_uint_field,
     tag,
     uint_field,
-    uint_field_table,
     varint,
 )
 from referee.games.pinochle.rules import (
@@ -118,7 +117,7 @@ _TURN_UP_FIELD: dict[int | None, bytes] = {
     **dict(enumerate(message_fields(tag(_Obs, "turn_up"), _CARDS))),
 }
 _STOCK_SIZE = FieldMemo(tag(_Obs, "stock_size"))
-_PHASE_FIELD = uint_field_table(tag(_Obs, "phase"), 8)
+_PHASE_FIELD = FieldMemo(tag(_Obs, "phase"))
 _HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
 _SEATS_TAG = tag(_Obs, "seats")
 _CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
@@ -134,7 +133,7 @@ _SEAT_TABLED_FIELD = message_fields(tag(_Seat, "tabled"), _CARDS)
 _SEAT_KNOWN_FIELD = message_fields(tag(_Seat, "known"), _CARDS)
 _SEAT_MELDS_TAG = tag(_Seat, "melds")
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
-_TRICK_LEADER_FIELD = uint_field_table(_TRICK_LEADER_TAG, 2)
+_TRICK_LEADER_FIELD = FieldMemo(_TRICK_LEADER_TAG)
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_WINNER_TAG = tag(_Trick, "winner")
 

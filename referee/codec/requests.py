@@ -14,11 +14,11 @@ from __future__ import annotations
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import options_pb2
 from referee.codec.base import GameCodec
-from referee.codec.wire import length_delimited, tag, uint_field_table, varint
+from referee.codec.wire import FieldMemo, length_delimited, tag, varint
 from referee.match import Match
 
 _Request = bot_service_pb2.ChooseActionRequest
-_SEAT_FIELDS = uint_field_table(tag(_Request, "seat"), 8)
+_SEAT_FIELDS = FieldMemo(tag(_Request, "seat"))
 """The ``seat`` field by seat (omitted for seat 0, as proto3 does)."""
 _OBSERVATION_TAG = tag(_Request, "observation")
 _TIME_CONTROL_TAG = tag(_Request, "time_control")

@@ -95,11 +95,6 @@ def uint_field(field_tag: bytes, value: int) -> bytes:
     return field_tag + varint(value) if value else b""
 
 
-def uint_field_table(field_tag: bytes, size: int) -> tuple[bytes, ...]:
-    """``uint_field(field_tag, v)`` for every ``v`` below ``size``, to index instead of call."""
-    return tuple(uint_field(field_tag, value) for value in range(size))
-
-
 def int_field(field_tag: bytes, value: int) -> bytes:
     """An ``int32`` field, omitted at zero."""
     return field_tag + signed_varint(value) if value else b""
