@@ -66,11 +66,6 @@ def length_delimited(tag: bytes, payload: bytes) -> bytes:
     return tag + varint(len(payload)) + payload
 
 
-def field_number(message_type: type[Message], name: str) -> int:
-    """The field number of ``message_type.name`` from the generated descriptor."""
-    return int(message_type.DESCRIPTOR.fields_by_name[name].number)
-
-
 def tag(message_type: type[Message], name: str) -> bytes:
     """The encoded tag (field number and wire type) of ``message_type.name``.
 

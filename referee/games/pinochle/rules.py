@@ -281,7 +281,6 @@ _FOLLOWER_WINS = tuple(
     bytes(follower_wins(a, b, trump) for a in range(48) for b in range(48)) for trump in range(4)
 )
 """``[trump][48 * lead + second]``: 1 if the second card takes the trick (PIN-E1)."""
-_NINES = tuple(3 << (12 * s) for s in range(4))
 
 
 def legal_follow_mask(hand: int, lead: int, trump: int, rule: str) -> int:
