@@ -64,6 +64,7 @@ from referee.games.api import (
 )
 from referee.games.cards import RANK_LETTERS, SUIT_LETTERS, Rank, Suit
 from referee.games.cards import parse_card as parse_standard_card
+from referee.games.views import ViewCache, extended_views
 
 DECK_SIZE = 32
 TRICKS = 9
@@ -469,8 +470,9 @@ _ROUND_TWO_ACTIONS = tuple((PASS, *(NAME_BASE + s for s in range(4) if s != up))
 # -- the state ---------------------------------------------------------------------------------
 
 
-_TrickCache = tuple[list[tuple[int, int, int, int]], tuple[Trick, ...], tuple[int, int]]
-"""A list of finished tricks, its ``Trick`` views and each seat's count of tricks won."""
+def _trick_view(trick: tuple[int, int, int, int]) -> Trick:
+    leader, lead, follow, winner = trick
+    return Trick(leader, (lead, follow), winner)
 
 
 class KlaberjassState(State):
@@ -478,8 +480,10 @@ class KlaberjassState(State):
 
     game_type = KLABERJASS
 
-    _trick_cache: _TrickCache | None = None
-    """``observe``'s views of one list of finished tricks (``_trick_views``)."""
+    _trick_cache: ViewCache[tuple[int, int, int, int], Trick] | None = None
+    """``observe``'s views of one list of finished tricks (``extended_views``)."""
+    _tricks_won: tuple[int, int] | None = None
+    """Each seat's tricks in ``_trick_cache``'s views."""
 
     # Set at each deal from _HAND_START by one dict update.
     bottom_card: int
@@ -866,24 +870,15 @@ class KlaberjassState(State):
         )
 
     def _trick_views(self) -> tuple[tuple[Trick, ...], tuple[int, int]]:
-        """The finished tricks as ``Trick``s and each seat's count, extended as tricks finish.
-
-        Cached against the very list of finished tricks (a new hand, or a search bot's
-        re-created state, brings a new list), so each trick becomes a ``Trick`` once.
-        """
-        completed = self.completed
+        """The finished tricks as ``Trick``s (each made once: ``extended_views``) and each
+        seat's count of tricks won."""
         cached = self._trick_cache
-        if cached is not None and cached[0] is completed and len(cached[1]) == len(completed):
-            return cached[1], cached[2]
-        if cached is not None and cached[0] is completed and len(cached[1]) < len(completed):
-            views = cached[1]
-        else:
-            views = ()
-        views += tuple(Trick(t[0], t[1:3], t[3]) for t in completed[len(views) :])
-        won = sum(trick.winner for trick in views)
-        tricks_won = (len(views) - won, won)
-        self._trick_cache = (completed, views, tricks_won)
-        return views, tricks_won
+        self._trick_cache = extended_views(cached, self.completed, _trick_view)
+        views = self._trick_cache[1]
+        if self._trick_cache is not cached or self._tricks_won is None:
+            won = sum(trick.winner for trick in views)
+            self._tricks_won = (len(views) - won, won)
+        return views, self._tricks_won
 
     def describe_action(self, action: int) -> str:
         if 0 <= action < DECK_SIZE:

@@ -74,6 +74,7 @@ from referee.games.api import (
 )
 from referee.games.bits import set_bits, suit_card_tables
 from referee.games.cards import Rank, Suit, card_name
+from referee.games.views import ViewCache, extended_views
 
 NUM_CARDS = 48
 HAND_SIZE = 12
@@ -764,13 +765,18 @@ def _fixed_attributes(options: Mapping[str, OptionValue]) -> dict[str, object]:
 _FIXED_BY_OPTIONS: dict[tuple[tuple[str, OptionValue], ...], dict[str, object]] = {}
 
 
+def _trick_view(trick: tuple[int, int, int, int]) -> Trick:
+    leader, lead, follow, winner = trick
+    return Trick(leader, (lead, follow), winner)
+
+
 class PinochleState(State):
     """A whole game of two-handed Pinochle, from the first deal to 1,000 (or more)."""
 
     game_type = PINOCHLE_GAME
 
-    _trick_cache: tuple[list[tuple[int, int, int, int]], tuple[Trick, ...]] | None = None
-    """``_trick_views`` of one list of finished tricks."""
+    _trick_cache: ViewCache[tuple[int, int, int, int], Trick] | None = None
+    """``observe``'s views of one list of finished tricks (``extended_views``)."""
 
     # Set per hand from _HAND_START by one dict update (cheap deals: random games are short).
     lead: int
@@ -1184,7 +1190,7 @@ class PinochleState(State):
             tricks_won=tuple(self.tricks_won),
             trick_leader=self.trick_leader,
             current_trick=(self.lead,) if self.lead >= 0 else (),
-            completed_tricks=self._trick_views(),
+            completed_tricks=self._completed_views(),
             meld_options=self._offered_melds()
             if self.phase == PHASE_MELD and seat == self.to_act
             else (),
@@ -1192,25 +1198,10 @@ class PinochleState(State):
             declared_by=self.declared_by,
         )
 
-    def _trick_views(self) -> tuple[Trick, ...]:
-        """The finished tricks as ``Trick``s, extended as tricks finish.
-
-        Cached against the very list of finished tricks (a new hand, or a search bot's
-        re-created state, brings a new list) and its length, so each trick becomes a ``Trick``
-        once rather than at every ``observe``.
-        """
-        completed = self.completed
-        cached = self._trick_cache
-        count = len(completed)
-        if cached is not None and cached[0] is completed and len(cached[1]) <= count:
-            views = cached[1]
-            if len(views) == count:
-                return views
-        else:
-            views = ()
-        views += tuple(Trick(t[0], (t[1], t[2]), t[3]) for t in completed[len(views) :])
-        self._trick_cache = (completed, views)
-        return views
+    def _completed_views(self) -> tuple[Trick, ...]:
+        """The finished tricks as ``Trick``s, each made once (see ``extended_views``)."""
+        self._trick_cache = extended_views(self._trick_cache, self.completed, _trick_view)
+        return self._trick_cache[1]
 
     def describe_action(self, action: int) -> str:
         if 0 <= action < MELD_BASE:
