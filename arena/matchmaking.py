@@ -70,9 +70,7 @@ def owed(entrant: Entrant) -> float:
 
 def _owed(scheduled: int, sigma: float) -> float:
     unsettled = (sigma - SETTLED_SIGMA) / (INITIAL_SIGMA - SETTLED_SIGMA)
-    if unsettled >= 1.0:
-        return scheduled - NEW_BOT_BONUS
-    return scheduled - NEW_BOT_BONUS * unsettled if unsettled > 0.0 else float(scheduled)
+    return scheduled - NEW_BOT_BONUS * min(1.0, max(0.0, unsettled))
 
 
 class MatchmakingPool:
