@@ -297,29 +297,34 @@ class Store:
         """Every ladder with its counts."""
         with self.db.transaction() as tx:
             rows = tx.all("SELECT ladder_id, config FROM ladders ORDER BY created_at_us")
-            ladders = []
-            for ladder_id, config in rows:
-                bots = tx.one("SELECT COUNT(*) FROM entries WHERE ladder_id = ?", (ladder_id,))
-                done = tx.one(
-                    "SELECT COUNT(*) FROM matches WHERE ladder_id = ? AND status = 'finished'",
-                    (ladder_id,),
-                )
-                ladders.append(
-                    arena_service_pb2.Ladder(
-                        ladder_id=ladder_id,
-                        config=arena_service_pb2.LadderConfig.FromString(bytes(config)),
-                        bots=bots[0],
-                        matches_finished=done[0],
-                    )
-                )
-            return ladders
+            return [self._counted(tx, ladder_id, config) for ladder_id, config in rows]
 
     def ladder(self, key: str) -> arena_service_pb2.Ladder:
-        """A ladder by id or name."""
-        for ladder in self.ladders():
-            if key in (ladder.ladder_id, ladder.config.name):
-                return ladder
-        raise StoreError("NOT_FOUND", f"no ladder {key!r}")
+        """A ladder by id or name (counting only its own matches)."""
+        with self.db.transaction() as tx:
+            row = tx.one(
+                "SELECT ladder_id, config FROM ladders WHERE ladder_id = ? OR name = ? "
+                "ORDER BY created_at_us LIMIT 1",
+                (key, key),
+            )
+            if row is None:
+                raise StoreError("NOT_FOUND", f"no ladder {key!r}")
+            return self._counted(tx, *row)
+
+    @staticmethod
+    def _counted(tx: Tx, ladder_id: str, config: bytes) -> arena_service_pb2.Ladder:
+        """A ladder's wire form with its bots and finished matches counted."""
+        bots = tx.one("SELECT COUNT(*) FROM entries WHERE ladder_id = ?", (ladder_id,))
+        done = tx.one(
+            "SELECT COUNT(*) FROM matches WHERE ladder_id = ? AND status = 'finished'",
+            (ladder_id,),
+        )
+        return arena_service_pb2.Ladder(
+            ladder_id=ladder_id,
+            config=arena_service_pb2.LadderConfig.FromString(bytes(config)),
+            bots=bots[0],
+            matches_finished=done[0],
+        )
 
     def ladder_configs(self) -> dict[str, arena_service_pb2.LadderConfig]:
         """Every ladder's config by id, without the counts ``ladders`` adds (for the scheduler:
