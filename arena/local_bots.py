@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 STARTUP_TIMEOUT_S = 30.0
 
@@ -122,7 +123,7 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(probe.getsockname()[1])
 
 
-def stop_bot(process: subprocess.Popen[str], grace_s: float = 5.0) -> None:
+def stop_bot(process: subprocess.Popen[Any], grace_s: float = 5.0) -> None:
     """SIGTERM, then SIGKILL after ``grace_s``."""
     if process.poll() is None:
         process.terminate()

@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from arena.local_bots import stop_bot  # noqa: E402
 from benchmarks.servers.common import pin, proc_cpu_seconds  # noqa: E402
 
 SERVER_CPU, CLIENT_CPU = 1, 0
@@ -143,12 +144,7 @@ def server(module: str, *args: str) -> Iterator[Server]:
             raise RuntimeError(f"{module} did not start")
         yield Server(process, targets)
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_bot(process, grace_s=10)
 
 
 def run_client(command: Sequence[str], server_pid: int, timeout_s: float = 300) -> dict[str, float]:

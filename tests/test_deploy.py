@@ -29,7 +29,7 @@ import pytest
 import yaml  # type: ignore[import-untyped]  # PyYAML, installed with kubernetes-validate
 from prometheus_client import CollectorRegistry, start_http_server
 
-from arena.local_bots import free_port
+from arena.local_bots import free_port, stop_bot
 from referee.games.registry import game_types, make_game
 from referee.metrics import Metrics
 from referee.runner import MatchSpec, play_match
@@ -475,12 +475,7 @@ def running_prometheus(
             time.sleep(0.1)
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_bot(process, grace_s=10)
 
 
 def test_prometheus_scrapes_the_metrics_of_a_real_match(tmp_path: Path) -> None:
