@@ -171,6 +171,13 @@ class Match:
         self.fault_counts = [0] * self.game.num_seats
         self.time_banks_ms = [self.time_control.time_bank_ms] * self.game.num_seats
         self._has_moved = [False] * self.game.num_seats
+        self.clocks_ms = [self._clock_ms(seat) for seat in range(self.game.num_seats)]
+        """Each seat's (move allowance, time bank) as its next request states them.
+
+        Kept up to date where either changes (a first move, an overrun paid from the bank, a
+        fault that empties it), so the runner reads one tuple per request."""
+        self.move_index = 0
+        """The index of the next move: the number of moves made so far."""
         self._default_rng = random.Random(f"defaults:{self.seed}")
         self._outcome: Outcome | None = None
 
@@ -200,6 +207,9 @@ class Match:
         """The longest this seat's answer may take: its move allowance plus its bank."""
         return self.move_allowance_ms(seat) + self.time_banks_ms[seat]
 
+    def _clock_ms(self, seat: int) -> tuple[int, int]:
+        return self.move_allowance_ms(seat), self.time_banks_ms[seat]
+
     # -- what the runner reports ---------------------------------------------------------------
 
     def play(self, action: int, elapsed_us: int) -> MoveLog:
@@ -218,6 +228,7 @@ class Match:
                     elapsed_us,
                 )
             self.time_banks_ms[seat] = int(bank)
+            self.clocks_ms[seat] = self._clock_ms(seat)
         if action not in self.state.legal_actions():
             return self.fault(
                 Fault(
@@ -242,6 +253,7 @@ class Match:
             )
         if fault.kind in (FaultKind.TIMEOUT, FaultKind.TIME_BANK_EXHAUSTED):
             self.time_banks_ms[seat] = 0
+            self.clocks_ms[seat] = self._clock_ms(seat)
         self.fault_counts[seat] += 1
         legal = self.state.legal_actions()
         if self.policy.default_action is DefaultAction.FIRST:
@@ -282,8 +294,11 @@ class Match:
             self.state.apply(action)
         except IllegalActionError as error:  # a bug in the engine's legal_actions
             raise AssertionError(f"engine rejected its own legal action: {error}") from error
-        self._has_moved[seat] = True
+        if not self._has_moved[seat]:
+            self._has_moved[seat] = True
+            self.clocks_ms[seat] = self._clock_ms(seat)
         log = self.moves.append(seat, action, elapsed_us, fault, self.time_banks_ms[seat])
+        self.move_index += 1
         if self.state.is_terminal():
             self._outcome = self.state.outcome()
             self._end(MatchStatus.COMPLETED, "played to the end")

@@ -43,6 +43,8 @@ class GameCodec(ABC):
         if caches is None:
             caches = _SHARED_ACTION_CACHES[key] = ({}, {}, BoundedCache())
         self._action_cache, self._action_field_cache, self._action_list_cache = caches
+        self.cached_action_fields = self._action_list_cache.get
+        """``encoded_action_fields(actions)`` for a tuple seen before (else None): one C call."""
 
     @abstractmethod
     def card(self, card: int) -> cards_pb2.Card:

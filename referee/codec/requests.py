@@ -14,15 +14,23 @@ from __future__ import annotations
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import options_pb2
 from referee.codec.base import GameCodec
-from referee.codec.wire import FieldMemo, length_delimited, tag, varint
+from referee.codec.wire import (
+    BoundedCache,
+    FieldMemo,
+    length_delimited,
+    length_prefix,
+    tag,
+    uint_field,
+)
 from referee.match import Match
 
 _Request = bot_service_pb2.ChooseActionRequest
 _SEAT_FIELDS = FieldMemo(tag(_Request, "seat"))
 """The ``seat`` field by seat (omitted for seat 0, as proto3 does)."""
-_OBSERVATION_TAG = tag(_Request, "observation")
+_OBSERVATION_HEADS = FieldMemo(tag(_Request, "observation"), length_prefix)
+"""The ``observation`` field's tag and length, by length."""
 _TIME_CONTROL_TAG = tag(_Request, "time_control")
-_MOVE_INDEX_TAG = tag(_Request, "move_index")
+_MOVE_INDEX_FIELDS = FieldMemo(tag(_Request, "move_index"))
 _MOVE_TIME_TAG = tag(bot_service_pb2.TimeControl, "move_time_ms")
 _TIME_BANK_TAG = tag(bot_service_pb2.TimeControl, "time_bank_ms")
 
@@ -41,19 +49,25 @@ def choose_action_request(
         time_control=bot_service_pb2.TimeControl(
             move_time_ms=match.move_allowance_ms(seat), time_bank_ms=match.time_banks_ms[seat]
         ),
-        move_index=len(match.moves),
+        move_index=match.move_index,
     )
 
 
 class RequestEncoder:
-    """Serialized ``ChooseActionRequest``s of one match, byte-identical to the message's."""
+    """Serialized ``ChooseActionRequest``s of one match, byte-identical to the message's.
+
+    Everything but the observation and the legal actions comes from bytes computed once per
+    seat, clock or move index, so a request costs a handful of lookups and one join.
+    """
 
     def __init__(self, codec: GameCodec, settings: options_pb2.GameSettings, match_id: str):
         self.codec = codec
-        self._prefix = bot_service_pb2.ChooseActionRequest(
+        prefix = bot_service_pb2.ChooseActionRequest(
             match_id=match_id, settings=settings
         ).SerializeToString()
-        self._clocks: dict[tuple[int, int], bytes] = {}
+        self._heads = [prefix + _SEAT_FIELDS[seat] for seat in range(codec.game.num_seats)]
+        """Match id, settings and seat: fixed per seat for the whole match."""
+        self._clocks: BoundedCache[tuple[int, int], bytes] = BoundedCache(256)
 
     def encode(self, match: Match) -> bytes:
         """The serialized request for the seat to act in ``match``."""
@@ -61,26 +75,27 @@ class RequestEncoder:
         state = match.state
         seat = state.current_seat()
         observation = codec.observation_bytes(state.observe(seat))
-        move_time, bank = match.move_allowance_ms(seat), match.time_banks_ms[seat]
-        clock = self._clocks.get((move_time, bank))
-        if clock is None:
-            if len(self._clocks) >= 256:
-                self._clocks.clear()
-            clock = self._clocks[move_time, bank] = length_delimited(
-                _TIME_CONTROL_TAG,
-                (_MOVE_TIME_TAG + varint(move_time) if move_time else b"")
-                + (_TIME_BANK_TAG + varint(bank) if bank else b""),
-            )
-        move_index = len(match.moves)
+        clock_ms = match.clocks_ms[seat]
+        clock = self._clocks.get(clock_ms) or self._clocks.put(clock_ms, _clock_field(*clock_ms))
+        actions = state.legal_actions()
+        legal = (type(actions) is tuple and codec.cached_action_fields(actions)) or (
+            codec.encoded_action_fields(actions)
+        )
         return b"".join(
             [
-                self._prefix,
-                _SEAT_FIELDS[seat],
-                _OBSERVATION_TAG,
-                varint(len(observation)),
+                self._heads[seat],
+                _OBSERVATION_HEADS[len(observation)],
                 observation,
-                codec.encoded_action_fields(state.legal_actions()),
+                legal,
                 clock,
-                _MOVE_INDEX_TAG + varint(move_index) if move_index else b"",
+                _MOVE_INDEX_FIELDS[match.move_index],
             ]
         )
+
+
+def _clock_field(move_time_ms: int, time_bank_ms: int) -> bytes:
+    """The ``time_control`` field (it is always set, even with both values zero)."""
+    return length_delimited(
+        _TIME_CONTROL_TAG,
+        uint_field(_MOVE_TIME_TAG, move_time_ms) + uint_field(_TIME_BANK_TAG, time_bank_ms),
+    )

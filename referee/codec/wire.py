@@ -85,6 +85,11 @@ def tag(message_type: type[Message], name: str) -> bytes:
     return varint(field.number << 3 | wire_type)
 
 
+def length_prefix(field_tag: bytes, length: int) -> bytes:
+    """The head of a length-delimited field: its tag and the payload's length."""
+    return field_tag + varint(length)
+
+
 def uint_field(field_tag: bytes, value: int) -> bytes:
     """A non-negative varint field (uint32, enum, bool) as proto3 writes it: omitted at zero."""
     return field_tag + varint(value) if value else b""
