@@ -23,7 +23,6 @@ from referee.codec.wire import (
     optional_uint_field,
     tag,
     uint_field,
-    varint,
 )
 from referee.games.pinochle.rules import (
     DECLARE_OUT,
@@ -36,10 +35,13 @@ from referee.games.pinochle.rules import (
     HandResult,
     Meld,
     PinochleObservation,
+    SeatView,
+    TableView,
     Trick,
     card_id,
     card_rank,
     card_suit,
+    cards_of,
 )
 
 _CARDS = tuple(
@@ -104,10 +106,45 @@ def _meld_option(seat: int, trump: int, meld: int) -> pinochle_pb2.PinochleMeld:
     )
 
 
+class _SuitFields(dict[int, bytes]):
+    """One suit's cards of a bitmask as repeated card fields, by the suit's 12 card bits:
+    ``memo[mask >> 12 * suit & 0xFFF]``, each value computed on first use (4,096 at most)."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, fields: tuple[bytes, ...]) -> None:
+        super().__init__()
+        self._fields = fields
+
+    def __missing__(self, bits: int) -> bytes:
+        fields = self._fields
+        encoded = self[bits] = b"".join([fields[i] for i in range(12) if bits >> i & 1])
+        return encoded
+
+
+def _suit_fields(field_tag: bytes) -> tuple[_SuitFields, _SuitFields, _SuitFields, _SuitFields]:
+    """The four ``_SuitFields`` of a repeated card field (cards in id order, as ``cards_of``)."""
+    fields = message_fields(field_tag, _CARDS)
+    clubs, diamonds, hearts, spades = (_SuitFields(fields[12 * s : 12 * s + 12]) for s in range(4))
+    return clubs, diamonds, hearts, spades
+
+
+def _mask_fields(suits: tuple[_SuitFields, ...], mask: int) -> bytes:
+    """The cards of ``mask`` as repeated fields (``suits`` from ``_suit_fields``)."""
+    return (
+        suits[0][mask & 0xFFF]
+        + suits[1][mask >> 12 & 0xFFF]
+        + suits[2][mask >> 24 & 0xFFF]
+        + suits[3][mask >> 36]
+    )
+
+
+_DECK = range(NUM_CARDS)
 _Obs = pinochle_pb2.PinochleObservation
 _Seat = pinochle_pb2.PinochleSeat
 _Trick = pinochle_pb2.PinochleTrick
-_OBSERVATION_TAG = tag(game_pb2.Observation, "pinochle")
+_OBSERVATION_HEAD = FieldMemo(tag(game_pb2.Observation, "pinochle"), optional_uint_field)
+"""``[len(payload)]``: the tag and length before an observation's payload."""
 _HAND_NUMBER_TAG = tag(_Obs, "hand_number")
 _DEALER_TAG = tag(_Obs, "dealer")
 _TARGET_TAG = tag(_Obs, "target")
@@ -118,9 +155,8 @@ _TURN_UP_FIELD: dict[int | None, bytes] = {
 }
 _STOCK_SIZE = FieldMemo(tag(_Obs, "stock_size"))
 _PHASE_FIELD = FieldMemo(tag(_Obs, "phase"))
-_HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
+_HAND_CLUBS, _HAND_DIAMONDS, _HAND_HEARTS, _HAND_SPADES = _suit_fields(tag(_Obs, "hand"))
 _SEATS_TAG = tag(_Obs, "seats")
-_CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
 _COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
 _MELD_OPTIONS_TAG = tag(_Obs, "meld_options")
 _PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
@@ -129,27 +165,36 @@ _SEAT_HAND_POINTS = FieldMemo(tag(_Seat, "hand_points"), int_field)
 _SEAT_TRICK_POINTS = FieldMemo(tag(_Seat, "trick_points"), int_field)
 _SEAT_TRICKS_WON = FieldMemo(tag(_Seat, "tricks_won"))
 _SEAT_HAND_SIZE = FieldMemo(tag(_Seat, "hand_size"))
-_SEAT_TABLED_FIELD = message_fields(tag(_Seat, "tabled"), _CARDS)
-_SEAT_KNOWN_FIELD = message_fields(tag(_Seat, "known"), _CARDS)
+_SEAT_TABLED_SUITS = _suit_fields(tag(_Seat, "tabled"))
+_SEAT_KNOWN_SUITS = _suit_fields(tag(_Seat, "known"))
 _SEAT_MELDS_TAG = tag(_Seat, "melds")
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
-_TRICK_LEADER_FIELD = FieldMemo(_TRICK_LEADER_TAG)
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_WINNER_TAG = tag(_Trick, "winner")
+_CURRENT_TRICK_FIELDS = tuple(
+    {
+        cards: length_delimited(
+            tag(_Obs, "current_trick"),
+            uint_field(_TRICK_LEADER_TAG, leader) + b"".join([_TRICK_CARD_FIELD[c] for c in cards]),
+        )
+        for cards in ((), *((card,) for card in range(NUM_CARDS)))
+    }
+    for leader in (0, 1)
+)
+"""``[leader][current_trick]``: the whole ``current_trick`` field (a message: always written)."""
 
 
-def _completed_trick_field(key: Trick) -> bytes:
-    leader, cards, winner = key
-    return length_delimited(
-        _COMPLETED_TRICKS_TAG,
-        b"".join(
-            [
-                uint_field(_TRICK_LEADER_TAG, leader),
-                *map(_TRICK_CARD_FIELD.__getitem__, cards),
-                optional_uint_field(_TRICK_WINNER_TAG, winner),  # always set when complete
-            ]
-        ),
-    )
+_TRICK_PAIRS = tuple(_TRICK_CARD_FIELD[a] + _TRICK_CARD_FIELD[b] for a in _DECK for b in _DECK)
+"""``[48 * lead + second]``: a finished trick's ``cards`` fields."""
+_TRICK_LEADER_FIELDS = (uint_field(_TRICK_LEADER_TAG, 0), uint_field(_TRICK_LEADER_TAG, 1))
+_TRICK_WINNER_FIELDS = tuple(optional_uint_field(_TRICK_WINNER_TAG, w) for w in (0, 1))
+"""Always written once the trick is complete (``optional``)."""
+
+
+def _completed_trick_field(trick: Trick) -> bytes:
+    leader, (lead, second), winner = trick
+    body = _TRICK_LEADER_FIELDS[leader] + _TRICK_PAIRS[48 * lead + second]
+    return length_delimited(_COMPLETED_TRICKS_TAG, body + _TRICK_WINNER_FIELDS[winner])
 
 
 def _meld_option_field(seat: int, trump: int, meld: int) -> bytes:
@@ -164,107 +209,95 @@ def _hand_result_field(hand: HandResult) -> bytes:
     return length_delimited(_PREVIOUS_HANDS_TAG, _hand_result(hand).SerializeToString())
 
 
-def _header(obs: PinochleObservation) -> bytes:
+def _header(table: TableView) -> bytes:
     """The fields from ``hand_number`` to ``trump``: fixed for a hand."""
     return (
-        uint_field(_HAND_NUMBER_TAG, obs.hand_number)
-        + uint_field(_DEALER_TAG, obs.dealer)
-        + uint_field(_TARGET_TAG, obs.target)
-        + uint_field(_TRUMP_TAG, obs.trump + 1)
+        uint_field(_HAND_NUMBER_TAG, table.hand_number)
+        + uint_field(_DEALER_TAG, table.dealer)
+        + uint_field(_TARGET_TAG, table.target)
+        + uint_field(_TRUMP_TAG, table.trump + 1)
     )
 
 
-def _after(key: tuple[tuple[int, ...], tuple[int, ...], bytes]) -> bytes:
-    """A seat entry's fields after ``hand_size``: tabled and known cards, melds (encoded)."""
-    tabled, known, melds = key
-    return b"".join(
-        [
-            *map(_SEAT_TABLED_FIELD.__getitem__, tabled),
-            *map(_SEAT_KNOWN_FIELD.__getitem__, known),
-            melds,
-        ]
+class _SeatEntries(dict[int, bytes]):
+    """One seat view's whole ``seats`` entry by hand size (its only field that changes between
+    tables): ``entries[hand_size]``, computed on first use. ``after`` holds the fields after
+    ``hand_size`` (tabled and known cards, then ``melds``, the seat's melds encoded)."""
+
+    __slots__ = ("after", "before", "melds", "view")
+
+    def __init__(self, view: SeatView, melds: bytes, after: bytes) -> None:
+        # No dict.__init__: a new dict is empty already.
+        self.view, self.melds, self.after = view, melds, after
+        self.before = (
+            _SEAT_SCORE[view.score]
+            + _SEAT_HAND_POINTS[view.hand_points]
+            + _SEAT_TRICK_POINTS[view.trick_points]
+            + _SEAT_TRICKS_WON[view.tricks_won]
+        )
+
+    def __missing__(self, size: int) -> bytes:
+        entry = self[size] = length_delimited(
+            _SEATS_TAG, self.before + _SEAT_HAND_SIZE[size] + self.after
+        )
+        return entry
+
+
+def _seat_entries(view: SeatView, melds: bytes, last: _SeatEntries) -> _SeatEntries:
+    """The entries of ``view`` with its ``melds`` (encoded), keeping ``last``'s tail when
+    neither its cards nor its melds changed (the usual case: tricks change the scalars)."""
+    known = last.view
+    if known.tabled == view.tabled and known.known == view.known and last.melds == melds:
+        return _SeatEntries(view, melds, last.after)
+    after = (
+        _mask_fields(_SEAT_TABLED_SUITS, view.tabled)
+        + _mask_fields(_SEAT_KNOWN_SUITS, view.known)
+        + melds
     )
+    return _SeatEntries(view, melds, after)
+
+
+_NO_SEAT_ENTRIES = _SeatEntries(SeatView(-1, -1, -1, -1, -1, -1), b"", b"")
+"""Entries of no real seat view: what a codec starts from."""
 
 
 class PinochleCodec(GameCodec):
     """Codec for ``referee.games.pinochle``.
 
-    ``observation_bytes`` writes the observation from parts cached for this match: the hand's
-    header fields, each seat summary (scalars from tables; its tabled and known cards and
-    melds cached, the melds encoded once per change of the meld list), the meld options, the
-    finished tricks and the previous hands (both appended to as the match goes).
+    ``observation_bytes`` encodes the engine's shared table once per table (the engine makes a
+    new one only when something public changes) in ``_table_parts``: the fields up to
+    ``phase``, each seat's entries by hand size (a seat view that did not change keeps them),
+    the finished tricks and previous hands (both appended to as the match goes). Per decision
+    it adds the hand (cached per suit's cards), the seats at their hand sizes, the current
+    trick (a table) and any meld options.
     """
 
     def __init__(self, game: Any) -> None:
         super().__init__(game)
-        self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
-        self._seat_after: BoundedCache[tuple[tuple[int, ...], tuple[int, ...], bytes], bytes] = (
-            BoundedCache(64)
-        )
+        self._header_key: tuple[int, ...] = ()
+        self._header = b""
         self._declared: IdentityCache[bytes] = IdentityCache()
         self._melds_key: tuple[Meld, ...] | None = None
-        self._seat_melds: tuple[bytes, ...] = (b"", b"")
+        self._seat_melds: tuple[bytes, bytes] = (b"", b"")
+        self._seats = (_NO_SEAT_ENTRIES, _NO_SEAT_ENTRIES)
         self._meld_options: BoundedCache[tuple[int, int, int], bytes] = BoundedCache()
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
+        self._tail_key: tuple[tuple[Trick, ...], tuple[HandResult, ...]] = ((), ())
+        self._tail = (b"", b"", b"")
+        """Finished tricks, previous hands and both, encoded, for ``_tail_key``."""
+        self._parts: tuple[Any, ...] = (None,)
+        """``_table_parts`` of the last table (it comes first)."""
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: PinochleObservation = observation
-        (
-            seat,
-            _,
-            _,
-            _,
-            trump,
-            turn_up,
-            stock_size,
-            phase,
-            hand,
-            tabled,
-            known,
-            hand_sizes,
-            melds,
-            scores,
-            hand_points,
-            trick_points,
-            tricks_won,
-            trick_leader,
-            current_trick,
-            completed,
-            meld_options,
-            previous,
-            _,
-        ) = obs
-        header_key = obs[1:5]  # hand number, dealer, target, trump
-        header = self._headers.get(header_key) or self._headers.put(header_key, _header(obs))
-        if melds != self._melds_key:  # tuple of the engine's Meld objects: fast compare
-            self._melds_key = melds
-            declared = self._declared
-            fields = [declared.get(m) or declared.put(m, _seat_meld_field(m)) for m in melds]
-            self._seat_melds = tuple(
-                b"".join([field for m, field in zip(melds, fields, strict=True) if m.seat == s])
-                for s in (0, 1)
-            )
-        seats = []
-        seat_melds, after_cache = self._seat_melds, self._seat_after
-        for s in (0, 1):  # the rest of a seat entry changes at every trick: no memo per seat
-            after_key = (tabled[s], known[s], seat_melds[s])
-            after = after_cache.get(after_key)
-            if after is None:  # often b"" (nothing tabled, known or melded): test for None
-                after = after_cache.put(after_key, _after(after_key))
-            entry = b"".join(
-                [
-                    _SEAT_SCORE[scores[s]],
-                    _SEAT_HAND_POINTS[hand_points[s]],
-                    _SEAT_TRICK_POINTS[trick_points[s]],
-                    _SEAT_TRICKS_WON[tricks_won[s]],
-                    _SEAT_HAND_SIZE[hand_sizes[s]],
-                    after,
-                ]
-            )
-            seats.append(_SEATS_TAG + varint(len(entry)) + entry)
+        seat, table, hand, (size0, size1), current, meld_options = obs
+        parts = self._parts
+        if parts[0] is not table:
+            parts = self._parts = self._table_parts(table)
+        _, prefix, seat0, seat1, current_tricks, (completed, previous, tail) = parts
         if meld_options:
-            offered_cache = self._meld_options
+            offered_cache, trump = self._meld_options, table.trump
             offered = b"".join(
                 [
                     offered_cache.get((seat, trump, meld))
@@ -272,66 +305,98 @@ class PinochleCodec(GameCodec):
                     for meld in meld_options
                 ]
             )
-        else:
-            offered = b""
-        current = b"".join(
-            [_TRICK_LEADER_FIELD[trick_leader], *map(_TRICK_CARD_FIELD.__getitem__, current_trick)]
-        )
+            tail = completed + offered + previous
         payload = b"".join(
-            [
-                header,
-                _TURN_UP_FIELD[turn_up],
-                _STOCK_SIZE[stock_size],
-                _PHASE_FIELD[phase],
-                *map(_HAND_FIELD.__getitem__, hand),
-                *seats,
-                _CURRENT_TRICK_TAG,
-                varint(len(current)),
-                current,
-                self._completed(completed),
-                offered,
-                self._previous(previous),
-            ]
+            (
+                prefix,
+                _HAND_CLUBS[hand & 0xFFF],
+                _HAND_DIAMONDS[hand >> 12 & 0xFFF],
+                _HAND_HEARTS[hand >> 24 & 0xFFF],
+                _HAND_SPADES[hand >> 36],
+                seat0[size0],
+                seat1[size1],
+                current_tricks[current],
+                tail,
+            )
         )
-        return length_delimited(_OBSERVATION_TAG, payload)
+        return _OBSERVATION_HEAD[len(payload)] + payload
+
+    def _table_parts(self, table: TableView) -> tuple[Any, ...]:
+        """What ``table`` adds to every observation that shares it, in the order written:
+        (table, fields up to ``phase``, the two seats' ``_SeatEntries``, ``current_trick``
+        fields by cards (``_CURRENT_TRICK_FIELDS``), (finished tricks, previous hands, both))."""
+        (_, _, _, _, turn_up, stock_size, phase, seats, melds, leader, completed, previous, _) = (
+            table
+        )
+        header_key = table[:4]  # hand number, dealer, target, trump: fixed for a hand
+        if header_key != self._header_key:
+            self._header_key, self._header = header_key, _header(table)
+        if melds != self._melds_key:  # tuple of the engine's Meld objects: fast compare
+            self._melds_key = melds
+            declared = self._declared
+            fields = [declared.get(m) or declared.put(m, _seat_meld_field(m)) for m in melds]
+            melds0, melds1 = (
+                b"".join([field for m, field in zip(melds, fields, strict=True) if m.seat == s])
+                for s in (0, 1)
+            )
+            self._seat_melds = (melds0, melds1)
+        seat0, seat1 = self._seats
+        if seats[0] is not seat0.view or self._seat_melds[0] is not seat0.melds:
+            seat0 = _seat_entries(seats[0], self._seat_melds[0], seat0)
+        if seats[1] is not seat1.view or self._seat_melds[1] is not seat1.melds:
+            seat1 = _seat_entries(seats[1], self._seat_melds[1], seat1)
+        self._seats = (seat0, seat1)
+        tail_key = (completed, previous)
+        if tail_key != self._tail_key:  # the engine's tuples of shared views: fast compare
+            done, before = self._completed(completed), self._previous(previous)
+            self._tail_key, self._tail = tail_key, (done, before, done + before)
+        return (
+            table,
+            self._header + _TURN_UP_FIELD[turn_up] + _STOCK_SIZE[stock_size] + _PHASE_FIELD[phase],
+            seat0,
+            seat1,
+            _CURRENT_TRICK_FIELDS[leader],
+            self._tail,
+        )
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]
 
     def observation(self, observation: Any) -> game_pb2.Observation:
         obs: PinochleObservation = observation
+        table = obs.table
         seats = [
             pinochle_pb2.PinochleSeat(
-                score=obs.scores[seat],
-                hand_points=obs.hand_points[seat],
-                trick_points=obs.trick_points[seat],
-                tricks_won=obs.tricks_won[seat],
+                score=view.score,
+                hand_points=view.hand_points,
+                trick_points=view.trick_points,
+                tricks_won=view.tricks_won,
                 hand_size=obs.hand_sizes[seat],
-                tabled=_cards(obs.tabled[seat]),
-                known=_cards(obs.known[seat]),
-                melds=[_meld(m) for m in obs.melds if m.seat == seat],
+                tabled=_cards(cards_of(view.tabled)),
+                known=_cards(cards_of(view.known)),
+                melds=[_meld(m) for m in table.melds if m.seat == seat],
             )
-            for seat in (0, 1)
+            for seat, view in enumerate(table.seats)
         ]
-        offered = [_meld_option(obs.seat, obs.trump, meld) for meld in obs.meld_options]
+        offered = [_meld_option(obs.seat, table.trump, meld) for meld in obs.meld_options]
         message = pinochle_pb2.PinochleObservation(
-            hand_number=obs.hand_number,
-            dealer=obs.dealer,
-            target=obs.target,
-            trump=obs.trump + 1,  # type: ignore[arg-type]
-            stock_size=obs.stock_size,
-            phase=obs.phase,  # type: ignore[arg-type]
-            hand=_cards(obs.hand),
+            hand_number=table.hand_number,
+            dealer=table.dealer,
+            target=table.target,
+            trump=table.trump + 1,  # type: ignore[arg-type]
+            stock_size=table.stock_size,
+            phase=table.phase,  # type: ignore[arg-type]
+            hand=_cards(cards_of(obs.hand)),
             seats=seats,
             current_trick=pinochle_pb2.PinochleTrick(
-                leader=obs.trick_leader, cards=_cards(obs.current_trick)
+                leader=table.trick_leader, cards=_cards(obs.current_trick)
             ),
-            completed_tricks=[_trick(t) for t in obs.completed_tricks],
+            completed_tricks=[_trick(t) for t in table.completed_tricks],
             meld_options=offered,
-            previous_hands=[_hand_result(hand) for hand in obs.previous_hands],
+            previous_hands=[_hand_result(hand) for hand in table.previous_hands],
         )
-        if obs.turn_up is not None:
-            message.turn_up.CopyFrom(_CARDS[obs.turn_up])
+        if table.turn_up is not None:
+            message.turn_up.CopyFrom(_CARDS[table.turn_up])
         return game_pb2.Observation(pinochle=message)
 
     def _encode_action(self, action: int) -> game_pb2.Action:

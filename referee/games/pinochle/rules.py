@@ -579,10 +579,26 @@ class HandResult:
     """Scores after the hand."""
 
 
-class PinochleObservation(NamedTuple):
-    """What one seat sees: its hand, the table, public history; never the other hand or stock."""
+class SeatView(NamedTuple):
+    """What both players know of one seat this hand, its hand size aside (see ``observe``)."""
 
-    seat: int
+    score: int
+    """Total of the finished hands."""
+    hand_points: int
+    """Melds, turn-up bonus and dix points of this hand, as announced."""
+    trick_points: int
+    tricks_won: int
+    tabled: int
+    """Melded cards on the table (phase 1), as a bitmask of card ids."""
+    known: int
+    """Cards in this hand the other player has seen go there (melded, the turn-up): a bitmask."""
+
+
+class TableView(NamedTuple):
+    """Everything both players see that changes only between tricks, in a meld turn, or when a
+    tabled card is played: ``observe`` builds it once per change and both seats' observations
+    share it (so a codec can keep its bytes while it is the same object)."""
+
     hand_number: int
     dealer: int
     target: int
@@ -590,21 +606,53 @@ class PinochleObservation(NamedTuple):
     turn_up: int | None
     stock_size: int
     phase: int
-    hand: tuple[int, ...]
-    tabled: tuple[tuple[int, ...], ...]
-    known: tuple[tuple[int, ...], ...]
-    hand_sizes: tuple[int, ...]
+    seats: tuple[SeatView, SeatView]
+    """Each kept while its fields are unchanged."""
     melds: tuple[Meld, ...]
-    scores: tuple[int, ...]
-    hand_points: tuple[int, ...]
-    trick_points: tuple[int, ...]
-    tricks_won: tuple[int, ...]
+    """This hand's melds (both seats) in the order declared."""
     trick_leader: int
-    current_trick: tuple[int, ...]
     completed_tricks: tuple[Trick, ...]
-    meld_options: tuple[int, ...]
     previous_hands: tuple[HandResult, ...]
     declared_by: int | None
+
+
+class PinochleObservation(NamedTuple):
+    """What one seat sees: its hand, the table, public history; never the other hand or stock.
+
+    Per decision only the fields here change; the rest is the shared ``table``, whose most
+    read fields the properties below also give (``obs.trump``).
+    """
+
+    seat: int
+    table: TableView
+    hand: int
+    """The seat's cards as a bitmask of card ids (``cards_of`` lists them)."""
+    hand_sizes: tuple[int, int]
+    current_trick: tuple[int, ...]
+    """The card led, if any."""
+    meld_options: tuple[int, ...]
+    """Meld ids (``MELDS``) the seat may declare now: in its meld turn only."""
+
+    @property
+    def dealer(self) -> int:
+        return self.table.dealer
+
+    @property
+    def trump(self) -> int:
+        return self.table.trump
+
+    @property
+    def phase(self) -> int:
+        return self.table.phase
+
+    @property
+    def completed_tricks(self) -> tuple[Trick, ...]:
+        return self.table.completed_tricks
+
+    @property
+    def trick_points(self) -> tuple[int, int]:
+        seat0, seat1 = self.table.seats
+        return seat0.trick_points, seat1.trick_points
 
 
 PHASE_STOCK = 1
@@ -765,9 +813,20 @@ def _fixed_attributes(options: Mapping[str, OptionValue]) -> dict[str, object]:
 _FIXED_BY_OPTIONS: dict[tuple[tuple[str, OptionValue], ...], dict[str, object]] = {}
 
 
+_new = tuple.__new__
+"""``_new(Cls, (a, b, ...))`` builds a NamedTuple from its fields in order, several times
+cheaper than ``Cls(a=a, ...)``: for the views ``observe`` builds (fields commented in order)."""
+_CURRENT_TRICKS = (*((card,) for card in range(NUM_CARDS)), ())
+"""``[lead]``: the current trick's cards, ``()`` at ``lead == -1`` (no card led)."""
+
+
+_NO_SEAT = SeatView(-1, -1, -1, -1, -1, -1)
+"""A seat view no seat has: ``_seats_cache`` before the first table."""
+
+
 def _trick_view(trick: tuple[int, int, int, int]) -> Trick:
     leader, lead, follow, winner = trick
-    return Trick(leader, (lead, follow), winner)
+    return _new(Trick, (leader, (lead, follow), winner))
 
 
 class PinochleState(State):
@@ -777,6 +836,15 @@ class PinochleState(State):
 
     _trick_cache: ViewCache[tuple[int, int, int, int], Trick] | None = None
     """``observe``'s views of one list of finished tricks (``extended_views``)."""
+    _table_cache: TableView | None = None
+    """``observe``'s table, shared by its observations until something public changes; None:
+    to be built. ``apply`` drops it at the end of a trick, when a card known to the other
+    player is played (tabled, or the taken turn-up) and at every meld-turn action (meld, dix,
+    draw, declaring out; a new hand is dealt only at the end of a trick). Leading an unseen
+    card, the most common decision, changes nothing public but the current trick (a field of
+    its own)."""
+    _seats_cache: tuple[SeatView, SeatView] = (_NO_SEAT, _NO_SEAT)
+    """The seat views of the last table: a new table keeps those that did not change."""
 
     # Set per hand from _HAND_START by one dict update (cheap deals: random games are short).
     lead: int
@@ -963,6 +1031,7 @@ class PinochleState(State):
         self._legal = None
         seat = self.to_act
         if action >= MELD_BASE:
+            self._table_cache = None
             if action < DIX_BASE:
                 self._meld(seat, action - MELD_BASE)
             elif action < DRAW:
@@ -980,11 +1049,13 @@ class PinochleState(State):
         if known[seat] & bit:
             self.tabled[seat] &= ~bit
             known[seat] ^= bit
+            self._table_cache = None
         lead = self.lead
         if lead < 0:
             self.lead = action
             self.to_act = 1 - seat
             return
+        self._table_cache = None
         trump = self.trump
         index = NUM_CARDS * lead + action
         winner = seat if _FOLLOWER_WINS[trump][index] else 1 - seat
@@ -1030,6 +1101,7 @@ class PinochleState(State):
 
     def _begin_meld_turn(self, winner: int) -> None:
         """The winner of a phase-1 trick may meld / exchange the dix; else both draw at once."""
+        self._table_cache = None
         self._melded = self._dix_done = False
         self.to_act = winner
         if self._find_melds(winner) or self._dix_actions(winner):
@@ -1170,38 +1242,58 @@ class PinochleState(State):
         return (self.scores[0] + self.hand_points[0], self.scores[1] + self.hand_points[1])
 
     def observe(self, seat: int) -> PinochleObservation:
-        return PinochleObservation(
-            seat=seat,
-            hand_number=self.hand_number,
-            dealer=self.dealer,
-            target=self.target,
-            trump=self.trump,
-            turn_up=self.turn_up if self.turn_up >= 0 else None,
-            stock_size=len(self.stock) - self.stock_pos,
-            phase=self.phase,
-            hand=cards_of(self.hands[seat]),
-            tabled=(cards_of(self.tabled[0]), cards_of(self.tabled[1])),
-            known=(cards_of(self.known[0]), cards_of(self.known[1])),
-            hand_sizes=(self.hands[0].bit_count(), self.hands[1].bit_count()),
-            melds=tuple(self.melds),
-            scores=tuple(self.scores),
-            hand_points=tuple(self.hand_points),
-            trick_points=tuple(self.trick_points),
-            tricks_won=tuple(self.tricks_won),
-            trick_leader=self.trick_leader,
-            current_trick=(self.lead,) if self.lead >= 0 else (),
-            completed_tricks=self._completed_views(),
-            meld_options=self._offered_melds()
-            if self.phase == PHASE_MELD and seat == self.to_act
-            else (),
-            previous_hands=tuple(self.previous_hands),
-            declared_by=self.declared_by,
+        table = self._table_cache
+        if table is None:
+            table = self._table_cache = self._table_view()
+        hands = self.hands
+        return _new(
+            PinochleObservation,
+            (
+                seat,  # seat
+                table,  # table
+                hands[seat],  # hand
+                (hands[0].bit_count(), hands[1].bit_count()),  # hand_sizes
+                _CURRENT_TRICKS[self.lead],  # current_trick
+                self._offered_melds()  # meld_options
+                if self.phase == PHASE_MELD and seat == self.to_act
+                else _NO_ACTIONS,
+            ),
         )
 
-    def _completed_views(self) -> tuple[Trick, ...]:
-        """The finished tricks as ``Trick``s, each made once (see ``extended_views``)."""
-        self._trick_cache = extended_views(self._trick_cache, self.completed, _trick_view)
-        return self._trick_cache[1]
+    def _table_view(self) -> TableView:
+        """The public table now (see ``_table_cache``), keeping the seat views that stay."""
+        scores, hand_points, trick_points = self.scores, self.hand_points, self.trick_points
+        tricks_won, tabled, known = self.tricks_won, self.tabled, self.known
+        seat0 = (scores[0], hand_points[0], trick_points[0], tricks_won[0], tabled[0], known[0])
+        seat1 = (scores[1], hand_points[1], trick_points[1], tricks_won[1], tabled[1], known[1])
+        view0, view1 = self._seats_cache
+        if view0 != seat0:
+            view0 = _new(SeatView, seat0)
+        if view1 != seat1:
+            view1 = _new(SeatView, seat1)
+        self._seats_cache = seats = (view0, view1)
+        self._trick_cache = completed = extended_views(
+            self._trick_cache, self.completed, _trick_view
+        )
+        turn_up = self.turn_up
+        return _new(
+            TableView,
+            (
+                self.hand_number,  # hand_number
+                self.dealer,  # dealer
+                self.target,  # target
+                self.trump,  # trump
+                turn_up if turn_up >= 0 else None,  # turn_up
+                len(self.stock) - self.stock_pos,  # stock_size
+                self.phase,  # phase
+                seats,  # seats
+                tuple(self.melds),  # melds
+                self.trick_leader,  # trick_leader
+                completed[1],  # completed_tricks
+                tuple(self.previous_hands),  # previous_hands
+                self.declared_by,  # declared_by
+            ),
+        )
 
     def describe_action(self, action: int) -> str:
         if 0 <= action < MELD_BASE:
