@@ -561,3 +561,21 @@ def test_apply_accepts_exactly_the_legal_actions(options: dict[str, object]) -> 
                     with pytest.raises(IllegalActionError):
                         state.apply(action)
             state.apply(legal[rng.randrange(len(legal))])
+
+
+@pytest.mark.parametrize("options", [{}, {"stop_when_penalties_exhausted": True}])
+def test_observed_hand_sizes_count_the_cards_held(options: dict[str, object]) -> None:
+    """``cards_in_hand`` comes from sizes the engine keeps beside the hands: they must agree."""
+    for seed in range(3):
+        state = new_game(seed, **options)
+        rng = random.Random(seed)
+        while True:
+            held = tuple(hand.bit_count() for hand in state.hands)
+            for seat in range(4):
+                obs = state.observe(seat)
+                assert obs.cards_in_hand == held
+                assert obs.hand == tuple(c for c in range(52) if state.hands[seat] >> c & 1)
+            if state.is_terminal():
+                break
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])

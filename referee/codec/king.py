@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from cardarena.game.v1 import cards_pb2, game_pb2, king_pb2
@@ -9,7 +10,6 @@ from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.common import standard_card, standard_card_id
 from referee.codec.wire import (
     BoundedCache,
-    EntryMemo,
     FieldMemo,
     SequenceCache,
     int_field,
@@ -24,6 +24,8 @@ from referee.games.king.rules import (
     ACCEPT,
     MATCH_BASE,
     MAX_OFFER,
+    NUM_SEATS,
+    NUM_TRICKS,
     OFFER_BASE,
     OPT_OUT,
     PASS,
@@ -45,19 +47,22 @@ _ANSWER_ACTIONS = {answer: action for action, answer in _ANSWERS.items()}
 _Obs = king_pb2.KingObservation
 _Seat = king_pb2.KingSeat
 _Trick = king_pb2.KingTrick
+_Auction = king_pb2.KingAuction
 _OBSERVATION_TAG = tag(game_pb2.Observation, "king")
 _HAND_NUMBER_TAG = tag(_Obs, "hand_number")
 _CONTRACT_TAG = tag(_Obs, "contract")
 _DEALER_TAG = tag(_Obs, "dealer")
 _PHASE_TAG = tag(_Obs, "phase")
 _TRUMP_TAG = tag(_Obs, "trump")
-_HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
+_HAND_FIELD_OF = dict(enumerate(message_fields(tag(_Obs, "hand"), _CARDS))).__getitem__
+"""A ``hand`` entry by card id. A dict's bound ``__getitem__``, as ``map`` calls it faster than
+a tuple's (a slot wrapper)."""
 _SEATS_TAG = tag(_Obs, "seats")
 _AUCTION_TAG = tag(_Obs, "auction")
 _CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
 _COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
 _PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
-_SEAT_CARDS_IN_HAND = FieldMemo(tag(_Seat, "cards_in_hand"))
+_SEAT_CARDS_IN_HAND_TAG = tag(_Seat, "cards_in_hand")
 _SEAT_TRICKS_WON = FieldMemo(tag(_Seat, "tricks_won"))
 _SEAT_HAND_POINTS = FieldMemo(tag(_Seat, "hand_points"), int_field)
 _SEAT_NEGATIVE_TOTAL = FieldMemo(tag(_Seat, "negative_total"), int_field)
@@ -66,7 +71,18 @@ _SEAT_BALANCE = FieldMemo(tag(_Seat, "balance"), int_field)
 _TRICK_LEADER_TAG = tag(_Trick, "leader")
 _TRICK_LEADER_FIELD = FieldMemo(_TRICK_LEADER_TAG)
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
-_TRICK_WINNER_TAG = tag(_Trick, "winner")
+_TRICK_CARD_FIELD_OF = dict(enumerate(_TRICK_CARD_FIELD)).__getitem__
+_TRICK_WINNER_FIELD = FieldMemo(tag(_Trick, "winner"), optional_uint_field)
+_COMPLETED_TRICK_PREFIX = FieldMemo(_COMPLETED_TRICKS_TAG, optional_uint_field)
+"""A ``completed_tricks`` entry's tag and length by length."""
+_AUCTION_CALLS_TAG = tag(_Auction, "calls")
+_AUCTION_BEST_OFFER_TAG = tag(_Auction, "best_offer")
+_AUCTION_BEST_BIDDER_TAG = tag(_Auction, "best_bidder")
+_AUCTION_MINIMUM_OFFER_TAG = tag(_Auction, "minimum_offer")
+_AUCTION_HIGHEST_OFFER_TAG = tag(_Auction, "highest_offer")
+_AUCTION_ACCEPTED_TAG = tag(_Auction, "accepted")
+_AUCTION_BUYER_TAG = tag(_Auction, "buyer")
+_AUCTION_PRICE_TAG = tag(_Auction, "price")
 
 
 def _suit(suit_index: int) -> cards_pb2.Suit.ValueType:
@@ -127,11 +143,15 @@ def _hand_result(hand: HandResult) -> king_pb2.KingHandResult:
     return message
 
 
-def _seat_memo(rest: tuple[int, ...]) -> EntryMemo:
-    """A seat's ``seats`` entries by cards in hand, for its (tricks, points, -total, +total).
+_SeatParts = tuple[tuple[bytes, ...], bytes]
 
-    Within a trick only the cards in hand change, so the codec keeps one memo per seat until
-    a trick is taken.
+
+def _seat_parts(rest: tuple[int, ...]) -> _SeatParts:
+    """A seat's ``seats`` entry for its (tricks, points, -total, +total), in two parts: its
+    start (tag, length and ``cards_in_hand`` field) by cards in hand, and the fields after.
+
+    Cards in hand change at every card, the rest only when a trick is taken: the codec keeps
+    these per seat until then and writes an entry as ``heads[cards], after``.
     """
     tricks_won, hand_points, negative, positive = rest
     after = b"".join(
@@ -143,21 +163,56 @@ def _seat_memo(rest: tuple[int, ...]) -> EntryMemo:
             _SEAT_BALANCE[negative + positive],
         ]
     )
-    return EntryMemo(_SEATS_TAG, b"", _SEAT_CARDS_IN_HAND, after)
+    return _seat_heads(len(after)), after
+
+
+@lru_cache(maxsize=128)
+def _seat_heads(after_length: int) -> tuple[bytes, ...]:
+    """Starts of a ``seats`` entry by cards in hand (0..13), for fields after them this long."""
+    fields = [uint_field(_SEAT_CARDS_IN_HAND_TAG, cards) for cards in range(NUM_TRICKS + 1)]
+    return tuple(_SEATS_TAG + varint(len(field) + after_length) + field for field in fields)
+
+
+def _call_field(call: tuple[int, int]) -> bytes:
+    """One ``calls`` entry of the auction; naming trumps is not a call on the wire."""
+    seat, action = call
+    if action >= TRUMP_BASE:
+        return b""
+    return length_delimited(_AUCTION_CALLS_TAG, _call(seat, action).SerializeToString())
+
+
+def _auction_field(view: AuctionView, calls: bytes) -> bytes:
+    """The ``auction`` field (always set when there is one) around its calls' bytes."""
+    best_bidder, buyer = view.best_bidder, view.buyer
+    return length_delimited(
+        _AUCTION_TAG,
+        b"".join(
+            [
+                calls,
+                uint_field(_AUCTION_BEST_OFFER_TAG, view.best_offer),
+                optional_uint_field(_AUCTION_BEST_BIDDER_TAG, best_bidder)
+                if best_bidder >= 0
+                else b"",
+                uint_field(_AUCTION_MINIMUM_OFFER_TAG, view.minimum_offer),
+                uint_field(_AUCTION_HIGHEST_OFFER_TAG, view.highest_offer),
+                uint_field(_AUCTION_ACCEPTED_TAG, int(view.accepted)),
+                optional_uint_field(_AUCTION_BUYER_TAG, buyer) if buyer >= 0 else b"",
+                uint_field(_AUCTION_PRICE_TAG, view.price),
+            ]
+        ),
+    )
 
 
 def _completed_trick_field(trick: tuple[int, tuple[int, ...], int]) -> bytes:
     leader, cards, winner = trick
-    return length_delimited(
-        _COMPLETED_TRICKS_TAG,
-        b"".join(
-            [
-                uint_field(_TRICK_LEADER_TAG, leader),
-                *map(_TRICK_CARD_FIELD.__getitem__, cards),
-                optional_uint_field(_TRICK_WINNER_TAG, winner),
-            ]
-        ),
+    body = b"".join(
+        [
+            _TRICK_LEADER_FIELD[leader],
+            *map(_TRICK_CARD_FIELD_OF, cards),
+            _TRICK_WINNER_FIELD[winner],
+        ]
     )
+    return _COMPLETED_TRICK_PREFIX[len(body)] + body
 
 
 def _header(obs: KingObservation) -> bytes:
@@ -175,22 +230,49 @@ def _hand_result_field(hand: HandResult) -> bytes:
     return length_delimited(_PREVIOUS_HANDS_TAG, _hand_result(hand).SerializeToString())
 
 
+_OBSERVATION_PREFIX = FieldMemo(_OBSERVATION_TAG, optional_uint_field)
+"""The ``Observation.king`` tag and length by payload length."""
+
+_CARD_FIELD_LENGTH = len(_TRICK_CARD_FIELD[0])
+if any(len(field) != _CARD_FIELD_LENGTH for field in _TRICK_CARD_FIELD):
+    raise AssertionError("a card's suit and rank are never zero: every card field has one length")
+_CURRENT_TRICK_HEADS = tuple(
+    tuple(
+        _CURRENT_TRICK_TAG
+        + varint(len(_TRICK_LEADER_FIELD[leader]) + cards * _CARD_FIELD_LENGTH)
+        + _TRICK_LEADER_FIELD[leader]
+        for cards in range(NUM_SEATS + 1)
+    )
+    for leader in range(NUM_SEATS)
+)
+"""``current_trick``'s tag, length and leader field by leader and number of cards played: the
+cards' fields follow."""
+
+
 class KingCodec(GameCodec):
     """Codec for ``referee.games.king``.
 
-    ``observation_bytes`` writes the observation from parts cached for this match: the hand's
-    header fields, each seat summary (a memo per seat by cards in hand while the trick-level
-    fields are unchanged), the auction, the finished tricks and the previous hands (both
-    appended to as the match goes); the hand and the current trick are written directly.
+    ``observation_bytes`` runs at every decision. The engine shares the tuples that change
+    only per trick, per call or per hand between observations, so the codec keeps the bytes
+    built from them and checks them by identity: the seat summaries (each split around
+    ``cards_in_hand``, the only field that changes within a trick), the auction, and the
+    finished tricks with the previous hands (both appended to as the match goes). The header
+    fields are checked by value; the hand and the current trick are written directly.
     """
 
     def __init__(self, game: Any) -> None:
         super().__init__(game)
-        self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
-        self._seat_block: tuple[tuple[int, ...], ...] = ()
-        self._seat_memos: list[EntryMemo] = []
-        self._seat_memos_by_rest: BoundedCache[tuple[int, ...], EntryMemo] = BoundedCache(16)
-        self._auctions: BoundedCache[AuctionView, bytes] = BoundedCache(256)
+        self._header_key: tuple[int, ...] = ()
+        self._header = b""
+        self._seat_key: tuple[tuple[int, ...], ...] = ((), (), (), ())
+        self._seats: tuple[Any, ...] = ()
+        self._seat_parts: BoundedCache[tuple[int, ...], _SeatParts] = BoundedCache(16)
+        self._auction_key: AuctionView | None = None
+        self._auction_field = b""
+        self._calls = SequenceCache(_call_field)
+        self._completed_key: tuple[tuple[int, tuple[int, ...], int], ...] | None = None
+        self._previous_key: tuple[HandResult, ...] | None = None
+        self._tail = b""
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
 
@@ -205,10 +287,10 @@ class KingCodec(GameCodec):
             _,
             hand,
             cards_in_hand,
-            _,
-            _,
-            _,
-            _,
+            tricks_won,
+            hand_points,
+            negative,
+            positive,
             auction,
             trick_leader,
             current_trick,
@@ -216,38 +298,56 @@ class KingCodec(GameCodec):
             previous,
         ) = obs
         header_key = obs[1:6]
-        header = self._headers.get(header_key) or self._headers.put(header_key, _header(obs))
-        block = obs[8:12]  # tricks won, hand points, totals: they change when a trick ends
-        if block != self._seat_block:  # tuples shared by the engine compare by identity first
-            self._seat_block = block
-            memos = self._seat_memos_by_rest  # a trick changes one or two seats' rest
-            self._seat_memos = [
-                memo if (memo := memos.get(rest)) is not None else memos.put(rest, _seat_memo(rest))
-                for rest in zip(*block, strict=False)  # equal lengths
-            ]
-        if auction is None:
-            auction_field = b""
-        else:
-            auction_field = self._auctions.get(auction) or self._auctions.put(
-                auction, length_delimited(_AUCTION_TAG, _auction(auction).SerializeToString())
+        if header_key != self._header_key:
+            self._header_key, self._header = header_key, _header(obs)
+        seat_key = self._seat_key
+        if (
+            tricks_won is not seat_key[0]
+            or hand_points is not seat_key[1]
+            or negative is not seat_key[2]
+            or positive is not seat_key[3]
+        ):
+            self._update_seats(tricks_won, hand_points, negative, positive)
+        if auction is not self._auction_key:
+            self._auction_key = auction
+            self._auction_field = (
+                b"" if auction is None else _auction_field(auction, self._calls(auction.calls))
             )
-        current = b"".join(
-            [_TRICK_LEADER_FIELD[trick_leader], *map(_TRICK_CARD_FIELD.__getitem__, current_trick)]
-        )
+        heads0, after0, heads1, after1, heads2, after2, heads3, after3 = self._seats
+        cards0, cards1, cards2, cards3 = cards_in_hand
+        if completed is not self._completed_key or previous is not self._previous_key:
+            self._completed_key, self._previous_key = completed, previous
+            self._tail = self._completed(completed) + self._previous(previous)
         payload = b"".join(
             [
-                header,
-                *map(_HAND_FIELD.__getitem__, hand),
-                *map(EntryMemo.__getitem__, self._seat_memos, cards_in_hand),
-                auction_field,
-                _CURRENT_TRICK_TAG,
-                varint(len(current)),
-                current,
-                self._completed(completed),
-                self._previous(previous),
+                self._header,
+                *map(_HAND_FIELD_OF, hand),
+                heads0[cards0],
+                after0,
+                heads1[cards1],
+                after1,
+                heads2[cards2],
+                after2,
+                heads3[cards3],
+                after3,
+                self._auction_field,
+                _CURRENT_TRICK_HEADS[trick_leader][len(current_trick)],
+                *map(_TRICK_CARD_FIELD_OF, current_trick),
+                self._tail,
             ]
         )
-        return length_delimited(_OBSERVATION_TAG, payload)
+        return _OBSERVATION_PREFIX[len(payload)] + payload
+
+    def _update_seats(self, *block: tuple[int, ...]) -> None:
+        """Every seat's entry parts, flat (King has four seats): a trick changes one or two
+        seats' (tricks, points, -total, +total), so the others keep theirs."""
+        self._seat_key = block
+        cache = self._seat_parts
+        seats: list[Any] = []
+        for rest in zip(*block, strict=True):
+            parts = cache.get(rest)
+            seats += parts if parts is not None else cache.put(rest, _seat_parts(rest))
+        self._seats = tuple(seats)
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]

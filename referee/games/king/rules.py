@@ -138,6 +138,14 @@ PENALTY_CARDS = {
 }
 """Contracts whose penalty lies in cards; once all are taken such a hand may stop early."""
 
+CARD_PENALTY = {
+    NO_HEARTS: HEART_PENALTY,
+    NO_KINGS_OR_JACKS: KING_OR_JACK_PENALTY,
+    NO_QUEENS: QUEEN_PENALTY,
+    NO_KING_OF_HEARTS: KING_OF_HEARTS_PENALTY,
+}
+"""Points lost per card of ``PENALTY_CARDS`` taken, for the contracts scored by cards."""
+
 # -- actions --------------------------------------------------------------------------------------
 
 PASS = 52
@@ -245,14 +253,8 @@ def negative_points(
     """One seat's (negative) score in a negative hand from the cards and tricks it took."""
     if contract == NO_TRICKS:
         return -TRICK_PENALTY * tricks
-    if contract == NO_HEARTS:
-        return -HEART_PENALTY * (taken & HEARTS_MASK).bit_count()
-    if contract == NO_KINGS_OR_JACKS:
-        return -KING_OR_JACK_PENALTY * (taken & KINGS_AND_JACKS_MASK).bit_count()
-    if contract == NO_QUEENS:
-        return -QUEEN_PENALTY * (taken & QUEENS_MASK).bit_count()
-    if contract == NO_KING_OF_HEARTS:
-        return -KING_OF_HEARTS_PENALTY if taken & KING_OF_HEARTS_BIT else 0
+    if contract in PENALTY_CARDS:
+        return -CARD_PENALTY[contract] * (taken & PENALTY_CARDS[contract]).bit_count()
     if contract == NO_LAST_TWO_TRICKS:
         return -LAST_TWO_PENALTY * (won_trick_12 + won_trick_13)
     raise ValueError(f"not a negative contract: {contract}")
@@ -361,15 +363,22 @@ _TrickBlock = tuple[
     tuple[HandResult, ...],
 ]
 """Tricks won, hand points, negative and positive totals, finished tricks, finished hands."""
+_BlockCache = tuple[list[_FinishedTrick], int, int, _TrickBlock]
+"""The finished tricks' list and length and the number of finished hands it was built for."""
+_AuctionCache = tuple[list[tuple[int, int]], int, AuctionView]
+"""The list of calls and its length it was built for."""
+
+_new = tuple.__new__
+"""Builds a NamedTuple from a tuple of its fields in order, ~5x cheaper than keywords."""
 
 
 class KingState(State):
     """A whole game of King: ten hands, from the first deal to the final balances."""
 
-    _block_cache: tuple[list[_FinishedTrick], tuple[int, int], _TrickBlock] | None = None
+    _block_cache: _BlockCache | None = None
     """``_trick_block`` for one list of finished tricks, its length and the hands finished."""
-    _auction_cache: tuple[list[tuple[int, int]], int, AuctionView] | None = None
-    """``_auction_view`` for one list of calls at one length."""
+    _auction_cache: _AuctionCache | None = None
+    """The auction's public view for one list of calls at one length."""
 
     game_type = KING
 
@@ -410,6 +419,9 @@ class KingState(State):
         """Reset the per-hand state around a deal; the auction or the play begins."""
         contract, dealer = self.contract, self.dealer
         self.hands = hands
+        # cards in each hand, kept beside ``hands`` by ``apply``: ``observe`` shows them at every
+        # decision, and copying this list is cheaper than counting bits
+        self.hand_sizes = [hand.bit_count() for hand in hands]
         self.taken = [0] * NUM_SEATS
         self.tricks_won = [0] * NUM_SEATS
         self.trick: list[int] = []
@@ -537,6 +549,7 @@ class KingState(State):
         ):
             raise IllegalActionError(self._why_illegal(seat, action))
         self.hands[seat] = hand ^ bit
+        self.hand_sizes[seat] -= 1
         self.trick_mask |= bit
         trick.append(action)
         if len(trick) == 1:
@@ -641,6 +654,14 @@ class KingState(State):
         self._finish_hand(points, opted_out=False)
 
     def _negative_hand_points(self) -> tuple[int, ...]:
+        """Every seat's ``negative_points`` so far; ``observe`` asks after every trick, so the
+        contracts scored by cards or by tricks are written for all seats at once."""
+        contract = self.contract
+        if contract in PENALTY_CARDS:
+            mask, penalty = PENALTY_CARDS[contract], CARD_PENALTY[contract]
+            return tuple([-penalty * (taken & mask).bit_count() for taken in self.taken])
+        if contract == NO_TRICKS:
+            return tuple([-TRICK_PENALTY * tricks for tricks in self.tricks_won])
         tricks = self.completed_tricks
         last_two = [winner for _, _, winner in tricks[11:13]]
         return tuple(
@@ -676,6 +697,7 @@ class KingState(State):
         else:
             self.to_act = -1
             self.hands = [0] * NUM_SEATS
+            self.hand_sizes = [0] * NUM_SEATS
             self.phase = PHASE_PLAY
 
     # -- results and views ------------------------------------------------------------------------
@@ -696,72 +718,109 @@ class KingState(State):
         return self._trick_block()[1]
 
     def _trick_block(self) -> _TrickBlock:
-        """What changes only when a trick is taken or a hand ends, as tuples shared until then.
+        """What changes only when a trick is taken or a hand ends, as tuples shared until then."""
+        tricks = self.completed_tricks
+        cached = self._block_cache
+        if (
+            cached is None
+            or cached[0] is not tricks
+            or cached[1] != len(tricks)
+            or cached[2] != len(self.previous_hands)
+        ):
+            cached = self._refresh_block_cache()
+        return cached[3]
 
-        ``observe`` asks at every decision; this is cached against the very list of finished
-        tricks (a new hand, or a search bot's re-created state, brings a new list), its length
-        and the number of finished hands (the last hand ends without a new list).
+    def _refresh_block_cache(self) -> _BlockCache:
+        """Rebuild ``_block_cache``: ``observe`` reuses it at every decision until it is stale.
+
+        It is keyed on the very list of finished tricks (a new hand, or a search bot's
+        re-created state, brings a new list), its length and the number of finished hands (the
+        last hand ends without a new list).
         """
         tricks = self.completed_tricks
-        key = (len(tricks), len(self.previous_hands))
-        cached = self._block_cache
-        if cached is not None and cached[0] is tricks and cached[1] == key:
-            return cached[2]
+        hands_done = len(self.previous_hands)
         if self.contract == POSITIVE:
             points = tuple([POSITIVE_TRICK * t for t in self.tricks_won])
         else:
             points = self._negative_hand_points()
-        block = (
-            tuple(self.tricks_won),
-            points,
-            tuple(self.negative_totals),
-            tuple(self.positive_totals),
-            tuple(tricks),
-            tuple(self.previous_hands),
-        )
-        self._block_cache = (tricks, key, block)
-        return block
+        last = self._block_cache
+        if last is not None and last[0] is tricks and last[2] == hands_done:
+            _, _, negative, positive, _, previous = last[3]  # a trick taken: same hand
+        else:
+            negative = tuple(self.negative_totals)
+            positive = tuple(self.positive_totals)
+            previous = tuple(self.previous_hands)
+        block = (tuple(self.tricks_won), points, negative, positive, tuple(tricks), previous)
+        cached = self._block_cache = (tricks, len(tricks), hands_done, block)
+        return cached
 
-    def _auction_view(self) -> AuctionView:
-        """The auction's public state, shared until the next call (every change is a call)."""
+    def _refresh_auction_cache(self) -> _AuctionCache:
+        """Rebuild ``_auction_cache``, the auction's public state, keyed on the list of calls and
+        its length: every change to the auction is a call, and a new hand brings a new list."""
         calls = self.calls
-        cached = self._auction_cache
-        if cached is not None and cached[0] is calls and cached[1] == len(calls):
-            return cached[2]
-        view = AuctionView(
-            calls=tuple(calls),
-            best_offer=self.best_offer,
-            best_bidder=self.best_bidder,
-            minimum_offer=self.minimum_offer,
-            highest_offer=self.highest_offer,
-            accepted=self.accepted,
-            buyer=self.buyer,
-            price=self.price,
+        view = _new(
+            AuctionView,
+            (
+                tuple(calls),  # calls
+                self.best_offer,  # best_offer
+                self.best_bidder,  # best_bidder
+                self.minimum_offer,  # minimum_offer
+                self.highest_offer,  # highest_offer
+                self.accepted,  # accepted
+                self.buyer,  # buyer
+                self.price,  # price
+            ),
         )
-        self._auction_cache = (calls, len(calls), view)
-        return view
+        cached = self._auction_cache = (calls, len(calls), view)
+        return cached
 
     def observe(self, seat: int) -> KingObservation:
-        tricks_won, hand_points, negative, positive, completed, previous = self._trick_block()
-        hands = self.hands
-        return KingObservation(
-            seat=seat,
-            hand_number=self.hand_number,
-            contract=self.contract,
-            dealer=self.dealer,
-            phase=self.phase,
-            trump=self.trump,
-            hand=cards_of(hands[seat]),
-            cards_in_hand=tuple(map(int.bit_count, hands)),
-            tricks_won=tricks_won,
-            hand_points=hand_points,
-            negative_totals=negative,
-            positive_totals=positive,
-            auction=self._auction_view() if self.contract == POSITIVE else None,
-            trick_leader=self.trick_leader,
-            current_trick=tuple(self.trick),
-            completed_tricks=completed,
-            previous_hands=previous,
+        # Called at every decision: the parts that change per trick, per hand or per call come
+        # from the two caches (checked inline, a call costs more than the check), and the
+        # observation is built positionally.
+        tricks = self.completed_tricks
+        block = self._block_cache
+        if (
+            block is None
+            or block[0] is not tricks
+            or block[1] != len(tricks)
+            or block[2] != len(self.previous_hands)
+        ):
+            block = self._refresh_block_cache()
+        tricks_won, hand_points, negative, positive, completed, previous = block[3]
+        if self.contract == POSITIVE:
+            calls = self.calls
+            auction = self._auction_cache
+            if auction is None or auction[0] is not calls or auction[1] != len(calls):
+                auction = self._refresh_auction_cache()
+            view: AuctionView | None = auction[2]
+        else:
+            view = None
+        hand = self.hands[seat]
+        return _new(
+            KingObservation,
+            (
+                seat,  # seat
+                self.hand_number,  # hand_number
+                self.contract,  # contract
+                self.dealer,  # dealer
+                self.phase,  # phase
+                self.trump,  # trump
+                _CLUBS[hand & 0x1FFF]  # hand
+                + _DIAMONDS[(hand >> 13) & 0x1FFF]
+                + _HEARTS[(hand >> 26) & 0x1FFF]
+                + _SPADES[(hand >> 39) & 0x1FFF],
+                tuple(self.hand_sizes),  # cards_in_hand
+                tricks_won,  # tricks_won
+                hand_points,  # hand_points
+                negative,  # negative_totals
+                positive,  # positive_totals
+                view,  # auction
+                self.trick_leader,  # trick_leader
+                tuple(self.trick),  # current_trick
+                completed,  # completed_tricks
+                previous,  # previous_hands
+            ),
         )
 
     def describe_action(self, action: int) -> str:
