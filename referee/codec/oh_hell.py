@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from cardarena.game.v1 import cards_pb2, game_pb2, oh_hell_pb2
 from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.common import standard_card, standard_card_id
 from referee.codec.wire import (
-    BoundedCache,
     FieldMemo,
     IdentityCache,
-    LastValue,
-    SequenceCache,
     int_field,
     length_delimited,
     message_fields,
@@ -24,18 +20,31 @@ from referee.codec.wire import (
     uint_field,
     varint,
 )
-from referee.games.oh_hell.rules import BID_BASE, HandResult, OhHellObservation, trick_winner
+from referee.games.oh_hell.rules import BID_BASE, OH_HELL, HandResult, OhHellObservation
+
+_FinishedTrick = tuple[int, tuple[int, ...], int]
+"""(leader, cards in play order, winner), as ``OhHellObservation.completed_tricks`` holds them."""
 
 _PHASE_BIDDING = oh_hell_pb2.OH_HELL_PHASE_BIDDING
 _PHASE_PLAYING = oh_hell_pb2.OH_HELL_PHASE_PLAYING
 _CARDS = tuple(standard_card(card) for card in range(52))
+_SEATS = range(OH_HELL.max_seats)
 
 
 _Obs = oh_hell_pb2.OhHellObservation
 _Seat = oh_hell_pb2.OhHellSeat
 _Trick = oh_hell_pb2.OhHellTrick
 _Result = oh_hell_pb2.OhHellHandResult
-_OBSERVATION_TAG = tag(game_pb2.Observation, "oh_hell")
+
+
+def _length_prefix(field_tag: bytes, length: int) -> bytes:
+    """A length-delimited field's tag and length: what precedes a payload of ``length`` bytes."""
+    return field_tag + varint(length)
+
+
+_OBSERVATION_PREFIX = FieldMemo(tag(game_pb2.Observation, "oh_hell"), _length_prefix)
+"""``Observation.oh_hell``'s tag and length, by length: memoised, as the observation is
+joined from parts and measured at every decision."""
 _DEAL_STYLE_TAG = tag(_Obs, "deal_style")
 _SCORING_TAG = tag(_Obs, "scoring")
 _HAND_NUMBER_TAG = tag(_Obs, "hand_number")
@@ -43,48 +52,54 @@ _NUM_HANDS_TAG = tag(_Obs, "num_hands")
 _HAND_SIZE_TAG = tag(_Obs, "hand_size")
 _DEALER_TAG = tag(_Obs, "dealer")
 _TRUMP_CARD_FIELD = message_fields(tag(_Obs, "trump_card"), _CARDS)
-_HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
-_SEATS_TAG = tag(_Obs, "seats")
+_HAND_FIELD_OF = dict(enumerate(message_fields(tag(_Obs, "hand"), _CARDS))).__getitem__
+"""A ``hand`` entry by card id: a dict's bound ``__getitem__``, which ``map`` calls faster
+than a tuple's (a slot wrapper)."""
+_SEATS_PREFIX = FieldMemo(tag(_Obs, "seats"), _length_prefix)
 _PHASE_FIELD = {
     True: uint_field(tag(_Obs, "phase"), _PHASE_BIDDING),
     False: uint_field(tag(_Obs, "phase"), _PHASE_PLAYING),
 }
-_CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
-_COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
+_CURRENT_TRICK_PREFIX = FieldMemo(tag(_Obs, "current_trick"), _length_prefix)
+_COMPLETED_TRICKS_PREFIX = FieldMemo(tag(_Obs, "completed_tricks"), _length_prefix)
 _PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
-_SEAT_BID_TAG = tag(_Seat, "bid")
-_SEAT_TRICKS_WON_TAG = tag(_Seat, "tricks_won")
-_SEAT_SCORE_TAG = tag(_Seat, "score")
-_TRICK_LEADER_TAG = tag(_Trick, "leader")
-_TRICK_LEADER_FIELD = FieldMemo(_TRICK_LEADER_TAG)
-_TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
-_TRICK_WINNER_TAG = tag(_Trick, "winner")
+_SEAT_BID_FIELD = FieldMemo(tag(_Seat, "bid"), optional_uint_field)
+_SEAT_TRICKS_WON_FIELD = FieldMemo(tag(_Seat, "tricks_won"))
+_SEAT_SCORE_FIELD = FieldMemo(tag(_Seat, "score"), int_field)
+_TRICK_LEADER_FIELD = tuple(uint_field(tag(_Trick, "leader"), seat) for seat in _SEATS)
+_TRICK_CARD_FIELD_OF = dict(enumerate(message_fields(tag(_Trick, "cards"), _CARDS))).__getitem__
+_TRICK_WINNER_FIELD = tuple(optional_uint_field(tag(_Trick, "winner"), seat) for seat in _SEATS)
+_NO_CURRENT_TRICK = tuple(
+    _CURRENT_TRICK_PREFIX[len(leader)] + leader for leader in _TRICK_LEADER_FIELD
+)
+"""``current_trick`` before its first card, by leader."""
 _RESULT_HAND_SIZE_TAG = tag(_Result, "hand_size")
 _RESULT_DEALER_TAG = tag(_Result, "dealer")
 _RESULT_TRUMP_CARD_FIELD = message_fields(tag(_Result, "trump_card"), _CARDS)
 _RESULT_BIDS_TAG = tag(_Result, "bids")
 _RESULT_TRICKS_TAG = tag(_Result, "tricks")
 _RESULT_POINTS_TAG = tag(_Result, "points")
+_SEAT_ENTRY_LIMIT = 4096
 
 
-def _trick(
-    leader: int, cards: tuple[int, ...], num_seats: int, trump_suit: int, complete: bool
-) -> oh_hell_pb2.OhHellTrick:
+def _trick(leader: int, cards: tuple[int, ...], winner: int | None) -> oh_hell_pb2.OhHellTrick:
     trick = oh_hell_pb2.OhHellTrick(leader=leader, cards=[_CARDS[c] for c in cards])
-    if complete:
-        trick.winner = (leader + trick_winner(cards, trump_suit)) % num_seats
+    if winner is not None:
+        trick.winner = winner
     return trick
 
 
-def _trick_bytes(leader: int, cards: tuple[int, ...], winner: int | None) -> bytes:
-    """A serialized ``OhHellTrick`` (without its own tag)."""
-    return b"".join(
+def _completed_trick_field(trick: _FinishedTrick) -> bytes:
+    """One ``completed_tricks`` entry, tag included."""
+    leader, cards, winner = trick
+    payload = b"".join(
         [
-            uint_field(_TRICK_LEADER_TAG, leader),
-            *[_TRICK_CARD_FIELD[c] for c in cards],
-            b"" if winner is None else optional_uint_field(_TRICK_WINNER_TAG, winner),
+            _TRICK_LEADER_FIELD[leader],
+            *map(_TRICK_CARD_FIELD_OF, cards),
+            _TRICK_WINNER_FIELD[winner],
         ]
     )
+    return _COMPLETED_TRICKS_PREFIX[len(payload)] + payload
 
 
 def _header(obs: OhHellObservation) -> bytes:
@@ -119,50 +134,63 @@ def _hand_result_field(hand: HandResult) -> bytes:
     )
 
 
-def _seat_field(bid: int | None, tricks_won: int, score: int) -> bytes:
-    """One ``seats`` entry, tag included."""
-    return length_delimited(
-        _SEATS_TAG,
-        (b"" if bid is None else optional_uint_field(_SEAT_BID_TAG, bid))
-        + uint_field(_SEAT_TRICKS_WON_TAG, tricks_won)
-        + int_field(_SEAT_SCORE_TAG, score),
-    )
+class _SeatEntries(dict[tuple[int | None, int, int], bytes]):
+    """``seats`` entries, tag included, by (bid, tricks won, score), computed on first use: a
+    hit is a subscript in C. Empties itself when full, as scores are not bounded."""
+
+    def __missing__(self, key: tuple[int | None, int, int]) -> bytes:
+        if len(self) >= _SEAT_ENTRY_LIMIT:
+            self.clear()
+        bid, tricks_won, score = key
+        payload = (
+            (b"" if bid is None else _SEAT_BID_FIELD[bid])
+            + _SEAT_TRICKS_WON_FIELD[tricks_won]
+            + _SEAT_SCORE_FIELD[score]
+        )
+        entry = self[key] = _SEATS_PREFIX[len(payload)] + payload
+        return entry
 
 
 class OhHellCodec(GameCodec):
     """Codec for ``referee.games.oh_hell``.
 
-    ``observation_bytes`` writes the observation from parts cached for this match: the hand's
-    header fields (options, hand number, dealer, trump), the seat summaries (checked first by
-    identity: the engine shares them until a trick is taken), the finished tricks (appended to,
-    one cache per trump suit) and the previous hands; the hand and the current trick, new at
-    every decision, are written directly.
+    ``observation_bytes`` writes an observation from five parts: the header fields (options,
+    hand number, dealer, trump), the seat's hand, the seat summaries with the phase, the current
+    trick, and the finished tricks with the previous hands. The hand and the current trick
+    change at every decision and are written directly. The other three are kept from the last
+    observation and rebuilt when the fields they come from change: the header is compared by
+    value; the others by identity, as the engine shares those tuples until a bid, a trick taken
+    or a new hand changes them (equal new tuples only cost a rebuild).
     """
 
     def __init__(self, game: Any) -> None:
         super().__init__(game)
-        self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(64)
-        self._seats: BoundedCache[tuple[tuple[int | None, ...], ...], bytes] = BoundedCache()
-        self._last_seats = LastValue()
-        self._seat_entries: BoundedCache[tuple[int | None, int, int], bytes] = BoundedCache()
-        self._completed = tuple(
-            SequenceCache(self._completed_trick(trump_suit)) for trump_suit in range(4)
-        )
-        """Finished tricks by trump suit: the suit decides each trick's winner."""
+        self._header_key: tuple[object, ...] = ()
+        self._header = b""
+        self._bids: tuple[int | None, ...] = ()
+        self._tricks_won: tuple[int, ...] = ()
+        self._scores: tuple[int, ...] = ()
+        self._bidding: bool | None = None
+        self._seats_and_phase = b""
+        self._seat_entries = _SeatEntries()
+        self._completed: tuple[_FinishedTrick, ...] = ()
+        self._completed_bytes = b""
+        self._previous: tuple[HandResult, ...] = ()
+        self._previous_bytes = b""
         self._hand_results: IdentityCache[bytes] = IdentityCache()
-        self._last_previous = LastValue()
+        self._history = b""
+        """``completed_tricks`` and ``previous_hands``, tags included."""
 
     def observation_bytes(self, observation: Any) -> bytes:
-        obs: OhHellObservation = observation
         (
             _,
             _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
+            deal_style,
+            scoring,
+            hand_number,
+            num_hands,
+            hand_size,
+            dealer,
             trump_card,
             hand,
             bids,
@@ -173,69 +201,78 @@ class OhHellCodec(GameCodec):
             scores,
             previous,
             bidding,
-        ) = obs
-        header_key = obs[2:9]  # deal style .. trump card: fixed for a hand
-        header = self._headers.get(header_key) or self._headers.put(header_key, _header(obs))
-        seats_key = (bids, tricks_won, scores)
-        last = self._last_seats  # the engine shares these tuples until a trick is taken
-        if seats_key != last.key:
-            seats = self._seats.get(seats_key)
-            if seats is None:
-                seats = self._seats.put(
-                    seats_key, b"".join(map(self._seat, bids, tricks_won, scores))
-                )
-            last.key, last.value = seats_key, seats
-        current = b"".join(
-            [_TRICK_LEADER_FIELD[trick_leader], *map(_TRICK_CARD_FIELD.__getitem__, current_trick)]
-        )
-        last_previous = self._last_previous
-        if previous != last_previous.key:
-            last_previous.key, last_previous.value = previous, self._previous_bytes(previous)
+        ) = observation
+        header_key = (deal_style, scoring, hand_number, num_hands, hand_size, dealer, trump_card)
+        if header_key != self._header_key:
+            self._header_key, self._header = header_key, _header(observation)
+        if (
+            bids is not self._bids
+            or tricks_won is not self._tricks_won
+            or scores is not self._scores
+            or bidding is not self._bidding
+        ):
+            self._update_seats(bids, tricks_won, scores, bidding)
+        if completed is not self._completed or previous is not self._previous:
+            self._update_history(completed, previous)
+        if current_trick:
+            current = b"".join(
+                [_TRICK_LEADER_FIELD[trick_leader], *map(_TRICK_CARD_FIELD_OF, current_trick)]
+            )
+            current = _CURRENT_TRICK_PREFIX[len(current)] + current
+        else:
+            current = _NO_CURRENT_TRICK[trick_leader]
         payload = b"".join(
             [
-                header,
-                *map(_HAND_FIELD.__getitem__, hand),
-                last.value,
-                _PHASE_FIELD[bidding],
-                _CURRENT_TRICK_TAG,
-                varint(len(current)),
+                self._header,
+                *map(_HAND_FIELD_OF, hand),
+                self._seats_and_phase,
                 current,
-                self._completed[trump_card // 13](completed),
-                last_previous.value,
+                self._history,
             ]
         )
-        return length_delimited(_OBSERVATION_TAG, payload)
+        return _OBSERVATION_PREFIX[len(payload)] + payload
 
-    def _completed_trick(self, trump_suit: int) -> Callable[[tuple[int, tuple[int, ...]]], bytes]:
-        """Encodes one finished trick (tag included); ``trump_suit`` decides its winner."""
-        num_seats = self.game.num_seats
-
-        def encode(trick: tuple[int, tuple[int, ...]]) -> bytes:
-            leader, cards = trick
-            winner = (leader + trick_winner(cards, trump_suit)) % num_seats
-            return length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(leader, cards, winner))
-
-        return encode
-
-    def _seat(self, bid: int | None, tricks_won: int, score: int) -> bytes:
-        key = (bid, tricks_won, score)
-        encoded = self._seat_entries.get(key)
-        if encoded is None:
-            encoded = self._seat_entries.put(key, _seat_field(bid, tricks_won, score))
-        return encoded
-
-    def _previous_bytes(self, hands: tuple[HandResult, ...]) -> bytes:
-        cache = self._hand_results
-        return b"".join(
-            [cache.get(hand) or cache.put(hand, _hand_result_field(hand)) for hand in hands]
+    def _update_seats(
+        self,
+        bids: tuple[int | None, ...],
+        tricks_won: tuple[int, ...],
+        scores: tuple[int, ...],
+        bidding: bool,
+    ) -> None:
+        self._bids, self._tricks_won, self._scores, self._bidding = (
+            bids,
+            tricks_won,
+            scores,
+            bidding,
         )
+        entries = self._seat_entries
+        seats = [entries[bids[s], tricks_won[s], scores[s]] for s in range(len(bids))]
+        self._seats_and_phase = b"".join([*seats, _PHASE_FIELD[bidding]])
+
+    def _update_history(
+        self, completed: tuple[_FinishedTrick, ...], previous: tuple[HandResult, ...]
+    ) -> None:
+        if previous is not self._previous:
+            cache = self._hand_results
+            self._previous = previous
+            self._previous_bytes = b"".join(
+                [cache.get(hand) or cache.put(hand, _hand_result_field(hand)) for hand in previous]
+            )
+        if completed is not self._completed:
+            last = self._completed
+            count = len(last)
+            if len(completed) == count + 1 and completed[:count] == last:  # one trick taken
+                self._completed_bytes += _completed_trick_field(completed[count])
+            else:
+                self._completed_bytes = b"".join(map(_completed_trick_field, completed))
+            self._completed = completed
+        self._history = self._completed_bytes + self._previous_bytes
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]
 
     def observation(self, observation: Any) -> game_pb2.Observation:
         obs: OhHellObservation = observation
-        trump_suit = obs.trump_card // 13
         seats = [
             oh_hell_pb2.OhHellSeat(bid=bid, tricks_won=tricks, score=score)
             if bid is not None
@@ -253,12 +290,9 @@ class OhHellCodec(GameCodec):
             hand=[_CARDS[c] for c in obs.hand],
             seats=seats,
             phase=_PHASE_BIDDING if obs.bidding else _PHASE_PLAYING,
-            current_trick=_trick(
-                obs.trick_leader, obs.current_trick, obs.num_seats, trump_suit, False
-            ),
+            current_trick=_trick(obs.trick_leader, obs.current_trick, None),
             completed_tricks=[
-                _trick(leader, cards, obs.num_seats, trump_suit, True)
-                for leader, cards in obs.completed_tricks
+                _trick(leader, cards, winner) for leader, cards, winner in obs.completed_tricks
             ],
             previous_hands=[
                 oh_hell_pb2.OhHellHandResult(

@@ -85,6 +85,8 @@ _SUIT_MASK = tuple(0x1FFF << (13 * s) for s in range(4))
 
 
 _SUIT_CARDS = suit_card_tables(4, 13)
+_CLUB_CARDS, _DIAMOND_CARDS, _HEART_CARDS, _SPADE_CARDS = _SUIT_CARDS
+_new_tuple = tuple.__new__
 
 
 _DECK = tuple(range(StandardDeck.SIZE))
@@ -158,6 +160,10 @@ class HandResult:
     points: tuple[int, ...]
 
 
+_Trick = tuple[int, tuple[int, ...], int]
+"""A finished trick: (leader, cards in play order, winner)."""
+
+
 class OhHellObservation(NamedTuple):
     """What one seat sees: its own hand and everything public, never another hand or the deck.
 
@@ -179,22 +185,32 @@ class OhHellObservation(NamedTuple):
     tricks_won: tuple[int, ...]
     trick_leader: int
     current_trick: tuple[int, ...]
-    completed_tricks: tuple[tuple[int, tuple[int, ...]], ...]
+    completed_tricks: tuple[_Trick, ...]
     scores: tuple[int, ...]
     previous_hands: tuple[HandResult, ...]
     bidding: bool
 
 
-_Trick = tuple[int, tuple[int, ...]]
-"""A finished trick: (leader, cards in play order)."""
 _PublicBlock = tuple[
+    list[_Trick],
+    int,
+    bool,
+    str,
+    str,
+    int,
+    int,
+    int,
+    int,
+    int,
     tuple[int | None, ...],
     tuple[int, ...],
     tuple[_Trick, ...],
     tuple[int, ...],
     tuple[HandResult, ...],
 ]
-"""Bids, tricks won, finished tricks, scores, finished hands (``OhHellState._public_block``)."""
+"""The key (list of finished tricks, its length, bidding flag), then ``OhHellObservation``'s
+fields ``deal_style`` to ``trump_card``, ``bids``, ``tricks_won``, ``completed_tricks``,
+``scores`` and ``previous_hands`` (``OhHellState._public_block``)."""
 
 
 class OhHellState(State):
@@ -202,9 +218,7 @@ class OhHellState(State):
 
     game_type = OH_HELL
 
-    _block_cache: (
-        tuple[list[tuple[int, tuple[int, ...]]], tuple[int, bool, int], _PublicBlock] | None
-    ) = None
+    _block_cache: _PublicBlock | None = None
     """``_public_block`` for one list of finished tricks at one point of the hand."""
 
     def __init__(
@@ -241,7 +255,7 @@ class OhHellState(State):
         self.bids: list[int | None] = [None] * n
         self.tricks_won = [0] * n
         self.trick: list[int] = []
-        self.completed_tricks: list[tuple[int, tuple[int, ...]]] = []
+        self.completed_tricks: list[_Trick] = []
         self.bidding = True
         self.to_act = self.trick_leader = (self.dealer + 1) % n
 
@@ -312,7 +326,7 @@ class OhHellState(State):
             return
         winner = (self.trick_leader + trick_winner(trick, self.trump_suit)) % n
         self.tricks_won[winner] += 1
-        self.completed_tricks.append((self.trick_leader, tuple(trick)))
+        self.completed_tricks.append((self.trick_leader, tuple(trick), winner))
         self.trick = []
         self.to_act = self.trick_leader = winner
         if len(self.completed_tricks) == self.hand_size:
@@ -348,49 +362,102 @@ class OhHellState(State):
         return tuple(self.scores)
 
     def observe(self, seat: int) -> OhHellObservation:
-        bids, tricks_won, completed, scores, previous = self._public_block()
-        return OhHellObservation(
-            seat=seat,
-            num_seats=self.num_seats,
-            deal_style=self.deal_style,
-            scoring=self.scoring,
-            hand_number=self.hand_index + 1,
-            num_hands=len(self.schedule),
-            hand_size=self.hand_size,
-            dealer=self.dealer,
-            trump_card=self.trump_card,
-            hand=set_bits(self.hands[seat]),
-            bids=bids,
-            tricks_won=tricks_won,
-            trick_leader=self.trick_leader,
-            current_trick=tuple(self.trick),
-            completed_tricks=completed,
-            scores=scores,
-            previous_hands=previous,
-            bidding=self.bidding,
+        tricks = self.completed_tricks
+        block = self._block_cache
+        if (
+            block is None
+            or block[0] is not tricks
+            or block[1] != len(tricks)
+            or block[2] != self.bidding
+        ):
+            block = self._public_block()
+        (
+            _,
+            _,
+            bidding,
+            deal_style,
+            scoring,
+            hand_number,
+            num_hands,
+            hand_size,
+            dealer,
+            trump_card,
+            bids,
+            tricks_won,
+            completed,
+            scores,
+            previous,
+        ) = block
+        if bidding:  # the one part that changes at every bid
+            bids = tuple(self.bids)
+        hand = self.hands[seat]
+        # Positionally, without NamedTuple's keyword __new__: one observation per decision.
+        return _new_tuple(
+            OhHellObservation,
+            (
+                seat,  # seat
+                self.num_seats,  # num_seats
+                deal_style,  # deal_style
+                scoring,  # scoring
+                hand_number,  # hand_number
+                num_hands,  # num_hands
+                hand_size,  # hand_size
+                dealer,  # dealer
+                trump_card,  # trump_card
+                _CLUB_CARDS[hand & 0x1FFF]  # hand, in id order as set_bits(hand)
+                + _DIAMOND_CARDS[hand >> 13 & 0x1FFF]
+                + _HEART_CARDS[hand >> 26 & 0x1FFF]
+                + _SPADE_CARDS[hand >> 39],
+                bids,  # bids
+                tricks_won,  # tricks_won
+                self.trick_leader,  # trick_leader
+                tuple(self.trick),  # current_trick
+                completed,  # completed_tricks
+                scores,  # scores
+                previous,  # previous_hands
+                bidding,  # bidding
+            ),
         )
 
     def _public_block(self) -> _PublicBlock:
-        """Bids, tricks won, finished tricks, scores and history, as tuples shared until a trick
-        is taken (or, while bidding, until the next bid).
+        """What ``observe`` shows every seat alike but the current trick, cached until a trick
+        is taken or the bidding ends; while bidding, ``observe`` builds the bids itself.
 
-        ``observe`` asks at every decision; the block is cached against the very list of
-        finished tricks (a new hand, or a search bot's re-created state, brings a new list),
-        its length, the bidding flag and the number of finished hands.
+        The cache is keyed on the very list of finished tricks (a new hand, or a state that a
+        search bot or a test re-creates, brings a new list), its length and the bidding flag.
+        A new block keeps the previous one's tuples that cannot have changed (scores and
+        finished hands within a hand, bids once bidding is over), so codecs that compare
+        parts by identity find them unchanged.
         """
         tricks = self.completed_tricks
-        key = (len(tricks), self.bidding, len(self.previous_hands))
-        cached = self._block_cache
-        if cached is not None and cached[0] is tricks and cached[1] == key and not self.bidding:
-            return cached[2]
+        old = self._block_cache
+        if old is not None and old[0] is tricks and len(old[14]) == len(self.previous_hands):
+            bids = tuple(self.bids) if old[2] else old[10]
+            scores, previous = old[13], old[14]
+        else:
+            bids, scores, previous = (
+                tuple(self.bids),
+                tuple(self.scores),
+                tuple(self.previous_hands),
+            )
         block = (
-            tuple(self.bids),
+            tricks,
+            len(tricks),
+            self.bidding,
+            self.deal_style,
+            self.scoring,
+            self.hand_index + 1,
+            len(self.schedule),
+            self.hand_size,
+            self.dealer,
+            self.trump_card,
+            bids,
             tuple(self.tricks_won),
             tuple(tricks),
-            tuple(self.scores),
-            tuple(self.previous_hands),
+            scores,
+            previous,
         )
-        self._block_cache = (tricks, key, block)
+        self._block_cache = block
         return block
 
     def describe_action(self, action: int) -> str:
@@ -407,7 +474,7 @@ class OhHellState(State):
         return self.undealt
 
     def public_cards(self) -> frozenset[int]:
-        played = [card for _, cards in self.completed_tricks for card in cards]
+        played = [card for _, cards, _ in self.completed_tricks for card in cards]
         return frozenset([self.trump_card, *played, *self.trick])
 
     def all_cards(self) -> frozenset[int]:
