@@ -251,8 +251,11 @@ def test_e5_sequence_points_in_play() -> None:
     assert obs.seats[N].shown_sequences == ()
     state.apply(Run(SPADES, 0, 4).action)
     assert state.sequence_points == [0, 50] and state.sequence_winner == D
-    # Shown to N only once the first trick is over.
+    # Shown to N only once the first trick is over; D sees its own (each seat its own view).
+    own = set(cards("7S 8S 9S TS"))
+    assert set(state.observe(D).seats[D].shown_sequences) == own
     assert state.observe(N).seats[D].shown_sequences == ()
+    assert set(state.observe(D).seats[D].shown_sequences) == own
     state.apply(parse_card("AS"))
     state.apply(parse_card("7S"))
     shown = state.observe(N).seats[D].shown_sequences
@@ -406,13 +409,13 @@ def test_dix_keep_and_exchange_views() -> None:
     state = KlaberjassState.from_deck(deck_for(E2_ELDER, E2_DEALER, "8H"), D)
     state.apply(ACCEPT)
     obs = state.observe(N)
-    assert obs.bottom_card >= 0 and obs.bottom_card not in obs.hand
+    assert obs.table.bottom_card >= 0 and not obs.hand >> obs.table.bottom_card & 1
     state.apply(EXCHANGE)
     # Everyone knows D holds the 8♥ now; it is not private any more.
     assert state.observe(N).seats[D].known_cards == (parse_card("8H"),)
     assert parse_card("8H") not in state.private_cards(D)
     assert parse_card("8H") in state.public_cards()
-    assert state.observe(N).dix_exchanged_by == D
+    assert state.observe(N).table.dix_exchanged_by == D
 
 
 def test_bella_needs_both_and_is_announced_with_the_second() -> None:

@@ -7,8 +7,6 @@ from typing import Any
 from cardarena.game.v1 import cards_pb2, game_pb2, klaberjass_pb2
 from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.wire import (
-    BoundedCache,
-    EntryMemo,
     FieldMemo,
     SequenceCache,
     int_field,
@@ -31,14 +29,18 @@ from referee.games.klaberjass.rules import (
     NO_SEQUENCE,
     PASS,
     RANKS,
+    TRICKS,
     HandResult,
     KlaberjassObservation,
     Run,
     SeatView,
+    TableView,
     Trick,
     card_id,
+    card_points,
     card_rank,
     card_suit,
+    cards_of,
 )
 
 _CARDS = tuple(
@@ -66,6 +68,15 @@ _ACTION_OF_CALL = {call: action for action, call in _CALLS.items()}
 def _suit(index: int) -> cards_pb2.Suit.ValueType:
     """Wire suit of a rules suit index (``Suit - 1``)."""
     return cards_pb2.Suit.ValueType(index + 1)
+
+
+def _bid_trump(action: int, turn_up: int) -> cards_pb2.Suit.ValueType:
+    """The suit a bid accepts or names (``SUIT_UNSPECIFIED`` for a pass)."""
+    if action == ACCEPT:
+        return _suit(turn_up // 8)
+    if NAME_BASE <= action < NAME_BASE + 4:
+        return _suit(action - NAME_BASE)
+    return cards_pb2.SUIT_UNSPECIFIED
 
 
 def _rank(rank_index: int) -> cards_pb2.Rank.ValueType:
@@ -110,25 +121,62 @@ def _hand_result(hand: HandResult) -> klaberjass_pb2.KlaberjassHandResult:
     return message
 
 
+def _suit_fields(field_tag: bytes) -> tuple[tuple[bytes, ...], ...]:
+    """A repeated card field's entries for the cards of a bitmask, one table per suit:
+    ``[suit][mask >> 8 * suit & 0xFF]`` (cards in id order, as ``cards_of``)."""
+    fields = message_fields(field_tag, _CARDS)
+    return tuple(
+        tuple(
+            b"".join([fields[8 * s + r] for r in range(8) if bits >> r & 1]) for bits in range(256)
+        )
+        for s in range(4)
+    )
+
+
 _Obs = klaberjass_pb2.KlaberjassObservation
 _Seat = klaberjass_pb2.KlaberjassSeat
 _Trick = klaberjass_pb2.KlaberjassTrick
-_OBSERVATION_TAG = tag(game_pb2.Observation, "klaberjass")
-_TARGET_SCORE_TAG = tag(_Obs, "target_score")
-_HAND_NUMBER_TAG = tag(_Obs, "hand_number")
-_DEALER_TAG = tag(_Obs, "dealer")
-_PHASE_TAG = tag(_Obs, "phase")
+_OBSERVATION_HEAD = FieldMemo(tag(game_pb2.Observation, "klaberjass"), optional_uint_field)
+"""``[len(payload)]``: the tag and length before an observation's payload."""
+_TARGET_SCORE = FieldMemo(tag(_Obs, "target_score"))
+_HAND_NUMBER = FieldMemo(tag(_Obs, "hand_number"))
+_DEALER = FieldMemo(tag(_Obs, "dealer"))
+_PHASE_FIELD = {phase: uint_field(tag(_Obs, "phase"), value) for phase, value in _PHASES.items()}
 _TURN_UP_FIELD = message_fields(tag(_Obs, "turn_up"), _CARDS)
-_TRUMP_TAG = tag(_Obs, "trump")
-_MAKER_TAG = tag(_Obs, "maker")
-_BIDS_TAG = tag(_Obs, "bids")
+_TRUMP_FIELD = {-1: b"", **{s: uint_field(tag(_Obs, "trump"), _suit(s)) for s in range(4)}}
+_MAKER_FIELD = (
+    optional_uint_field(tag(_Obs, "maker"), 0),
+    optional_uint_field(tag(_Obs, "maker"), 1),
+)
+_BID_FIELDS = tuple(
+    tuple(
+        tuple(
+            tuple(
+                length_delimited(
+                    tag(_Obs, "bids"),
+                    klaberjass_pb2.KlaberjassBid(
+                        seat=seat, round=round_, trump=_bid_trump(action, 8 * turn_up_suit)
+                    ).SerializeToString(),
+                )
+                for action in range(PASS, NAME_BASE + 4)
+            )
+            for round_ in (1, 2)
+        )
+        for seat in (0, 1)
+    )
+    for turn_up_suit in range(4)
+)
+"""``[turn-up's suit][seat][round - 1][action - PASS]``: one ``bids`` entry."""
 _BOTTOM_CARD_FIELD = message_fields(tag(_Obs, "bottom_card"), _CARDS)
 _DIX_EXCHANGED_BY_FIELD = {
     -1: b"",
     **{seat: optional_uint_field(tag(_Obs, "dix_exchanged_by"), seat) for seat in (0, 1)},
 }
-_HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
-_SEATS_TAG = tag(_Obs, "seats")
+_HAND_SUITS = _suit_fields(tag(_Obs, "hand"))
+_HAND_CLUBS, _HAND_DIAMONDS, _HAND_HEARTS, _HAND_SPADES = _HAND_SUITS
+_SEAT_HEAD = tuple(tag(_Obs, "seats") + varint(size) for size in range(256))
+"""``[len(entry)]``: the tag and length before a seat entry (at most about 130 bytes: nine cards
+shown and nine known)."""
 _SEQUENCE_WINNER_FIELD = {
     -1: b"",
     **{seat: optional_uint_field(tag(_Obs, "sequence_winner"), seat) for seat in (0, 1)},
@@ -136,189 +184,252 @@ _SEQUENCE_WINNER_FIELD = {
 _CURRENT_TRICK_TAG = tag(_Obs, "current_trick")
 _COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
 _PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
-_SEAT_DECLARED_TOP_FIELD = tuple(
-    uint_field(tag(_Seat, "declared_top"), _rank(top)) for top in range(len(RANKS))
+_SEAT_SCORE = FieldMemo(tag(_Seat, "score"), int_field)
+_SEAT_HAND_SIZE = tuple(uint_field(tag(_Seat, "hand_size"), size) for size in range(DECK_SIZE))
+_SEAT_TRICKS_WON = tuple(uint_field(tag(_Seat, "tricks_won"), won) for won in range(TRICKS + 1))
+_SEAT_CARD_POINTS = tuple(
+    uint_field(tag(_Seat, "card_points"), points)
+    for points in range(max(sum(card_points(c, t) for c in range(DECK_SIZE)) for t in range(4)) + 1)
 )
+"""``[points]``, for every total of card points a seat can take in a hand."""
+_SEAT_DECLARED_LENGTH = tuple(
+    uint_field(tag(_Seat, "declared_length"), length) for length in range(len(RANKS) + 1)
+)
+_SEAT_DECLARED_TOP_FIELD = (
+    *(uint_field(tag(_Seat, "declared_top"), _rank(top)) for top in range(len(RANKS))),
+    b"",
+)
+"""``[top]``, ``b""`` at -1 (no sequence)."""
+_SEAT_SEQUENCE_POINTS = FieldMemo(tag(_Seat, "sequence_points"))
 _SEAT_SHOWN_FIELD = message_fields(tag(_Seat, "shown_sequence_cards"), _CARDS)
-_SEAT_BELLA_FIELD = FieldMemo(tag(_Seat, "bella"))
+_SEAT_BELLA_FIELD = (b"", uint_field(tag(_Seat, "bella"), 1))
 _SEAT_KNOWN_FIELD = message_fields(tag(_Seat, "known_cards"), _CARDS)
-_TRICK_LEADER_TAG = tag(_Trick, "leader")
-_TRICK_LEADER_FIELD = FieldMemo(_TRICK_LEADER_TAG)
+_TRICK_LEADER_FIELD = FieldMemo(tag(_Trick, "leader"))
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_WINNER_TAG = tag(_Trick, "winner")
 
 
-_SEAT_SCORE = FieldMemo(tag(_Seat, "score"), int_field)
-_SEAT_HAND_SIZE = FieldMemo(tag(_Seat, "hand_size"))
-_SEAT_TRICKS_WON = FieldMemo(tag(_Seat, "tricks_won"))
-_SEAT_CARD_POINTS = FieldMemo(tag(_Seat, "card_points"))
-_SEAT_DECLARED_LENGTH = FieldMemo(tag(_Seat, "declared_length"))
-_SEAT_SEQUENCE_POINTS = FieldMemo(tag(_Seat, "sequence_points"))
-
-
-def _seat_memo(view: SeatView) -> EntryMemo:
-    """A seat's ``seats`` entries by hand size, for the rest of ``view``.
-
-    Every card changes a hand size; the rest changes at most once a trick, and only for one
-    seat: the codec keeps a memo per seat's rest.
-    """
-    score, _, tricks, points, length, top, sequence_points, shown, bella, known = view
-    after = b"".join(
-        [
-            _SEAT_TRICKS_WON[tricks],
-            _SEAT_CARD_POINTS[points],
-            _SEAT_DECLARED_LENGTH[length],
-            _SEAT_DECLARED_TOP_FIELD[top] if top >= 0 else b"",
-            _SEAT_SEQUENCE_POINTS[sequence_points],
-            *map(_SEAT_SHOWN_FIELD.__getitem__, shown),
-            _SEAT_BELLA_FIELD[bella],
-            *map(_SEAT_KNOWN_FIELD.__getitem__, known),
-        ]
-    )
-    return EntryMemo(_SEATS_TAG, _SEAT_SCORE[score], _SEAT_HAND_SIZE, after)
-
-
-def _trick_bytes(leader: int, cards: tuple[int, ...], winner: int) -> bytes:
-    """A serialized ``KlaberjassTrick`` (without its own tag); ``winner`` -1 while in play."""
+def _trick_bytes(trick: Trick) -> bytes:
+    """A serialized ``KlaberjassTrick`` (without its own tag); no winner while in play."""
+    leader, cards, winner = trick
     return b"".join(
         [
-            uint_field(_TRICK_LEADER_TAG, leader),
-            *map(_TRICK_CARD_FIELD.__getitem__, cards),
+            _TRICK_LEADER_FIELD[leader],
+            *[_TRICK_CARD_FIELD[card] for card in cards],
             optional_uint_field(_TRICK_WINNER_TAG, winner) if winner >= 0 else b"",
         ]
     )
 
 
-def _header(obs: KlaberjassObservation) -> bytes:
-    """The observation's fields that change at most a few times a hand, up to ``maker``."""
-    return b"".join(
-        [
-            uint_field(_TARGET_SCORE_TAG, obs.target_score),
-            uint_field(_HAND_NUMBER_TAG, obs.hand_number),
-            uint_field(_DEALER_TAG, obs.dealer),
-            uint_field(_PHASE_TAG, _PHASES[obs.phase]),
-            _TURN_UP_FIELD[obs.turn_up],
-            uint_field(_TRUMP_TAG, _suit(obs.trump)) if obs.trump >= 0 else b"",
-            optional_uint_field(_MAKER_TAG, obs.maker) if obs.trump >= 0 else b"",
-        ]
-    )
+class _CurrentTrickFields(dict[Trick, bytes]):
+    """The whole ``current_trick`` field (a message: always written) by trick, each computed on
+    first use: the engine shares one ``Trick`` per leader and card led, 66 in all."""
+
+    __slots__ = ()
+
+    def __missing__(self, trick: Trick) -> bytes:
+        encoded = self[trick] = length_delimited(_CURRENT_TRICK_TAG, _trick_bytes(trick))
+        return encoded
 
 
-def _bid_fields(turn_up: int, bids: tuple[tuple[int, int], ...]) -> bytes:
-    """The ``bids`` entries, tags included."""
-    return b"".join(
-        [
-            length_delimited(
-                _BIDS_TAG,
-                klaberjass_pb2.KlaberjassBid(
-                    seat=seat,
-                    round=1 if index < 2 else 2,
-                    trump=_bid_trump(action, turn_up),
-                ).SerializeToString(),
-            )
-            for index, (seat, action) in enumerate(bids)
-        ]
-    )
+_CURRENT_TRICK_FIELD = _CurrentTrickFields()
 
 
-def _completed_trick_field(key: Trick) -> bytes:
-    return length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(*key))
+class _CompletedTrickFields(dict[Trick, bytes]):
+    """A ``completed_tricks`` entry by trick, each computed on first use: the engine shares one
+    ``Trick`` per finished trick (4,000 at most)."""
+
+    __slots__ = ()
+
+    def __missing__(self, trick: Trick) -> bytes:
+        if len(self) >= 8192:  # not from an engine that shares its tricks
+            self.clear()
+        encoded = self[trick] = length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(trick))
+        return encoded
+
+
+_COMPLETED_TRICK_FIELD = _CompletedTrickFields()
 
 
 def _hand_result_field(hand: HandResult) -> bytes:
     return length_delimited(_PREVIOUS_HANDS_TAG, _hand_result(hand).SerializeToString())
 
 
+def _header(table: TableView) -> bytes:
+    """The fields from ``target_score`` to ``dix_exchanged_by``."""
+    (target, hand_number, dealer, phase, turn_up, trump, maker, bids, bottom, dix_by) = table[:10]
+    bid_fields = _BID_FIELDS[turn_up // 8]
+    return b"".join(
+        [
+            _TARGET_SCORE[target],
+            _HAND_NUMBER[hand_number],
+            _DEALER[dealer],
+            _PHASE_FIELD[phase],
+            _TURN_UP_FIELD[turn_up],
+            _TRUMP_FIELD[trump],
+            _MAKER_FIELD[maker] if trump >= 0 else b"",
+            *[
+                bid_fields[seat][index // 2][action - PASS]  # two bids a round
+                for index, (seat, action) in enumerate(bids)
+            ],
+            _BOTTOM_CARD_FIELD[bottom] if bottom >= 0 else b"",
+            _DIX_EXCHANGED_BY_FIELD[dix_by],
+        ]
+    )
+
+
+def _seat_parts(view: SeatView) -> tuple[SeatView, bytes, bytes]:
+    """``view`` with a seat entry's fields before ``hand_size`` and after ``card_points``."""
+    score, length, top, sequence_points, shown, bella, known = view
+    tail = (
+        _SEAT_DECLARED_LENGTH[length]
+        + _SEAT_DECLARED_TOP_FIELD[top]
+        + _SEAT_SEQUENCE_POINTS[sequence_points]
+    )
+    if shown:
+        tail += b"".join(map(_SEAT_SHOWN_FIELD.__getitem__, shown))
+    tail += _SEAT_BELLA_FIELD[bella]
+    if known:
+        tail += b"".join(map(_SEAT_KNOWN_FIELD.__getitem__, known))
+    return view, _SEAT_SCORE[score], tail
+
+
+_NO_SEAT_PARTS = _seat_parts(SeatView(0, 0, -1, 0, (), False, ()))
+"""The parts of no engine's seat view (views are compared by identity): what a codec starts
+from."""
+
+
 class KlaberjassCodec(GameCodec):
     """Codec for ``referee.games.klaberjass``.
 
-    ``observation_bytes`` writes the observation from parts cached for this match: the hand's
-    header fields, the bids, each seat summary (a memo per seat state but the hand size), the
-    finished tricks and the previous hands (both appended to as the match goes); the rest is
-    written directly in field order.
+    ``observation_bytes`` encodes the engine's shared table once per table (the engine makes a
+    new one only when something public changes but a card led or a trick) in ``_table_parts``,
+    and its tricks won, card points and finished tricks once per trick (the engine shares them
+    until the next trick is over) in ``_trick_parts``. Per decision it adds the hand (a table
+    per suit's cards), the two seat entries from those parts and the hand sizes, and the
+    current trick (one per trick object).
     """
 
     def __init__(self, game: Any) -> None:
         super().__init__(game)
-        self._headers: BoundedCache[tuple[int, ...], bytes] = BoundedCache(256)
-        self._bids: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
-        self._seat_memos: BoundedCache[tuple[object, ...], EntryMemo] = BoundedCache(16)
-        self._completed = SequenceCache(_completed_trick_field)
+        self._parts: tuple[Any, ...] = (None,) * 4
+        """``_shared_parts`` of the last table, tricks won, card points and finished tricks (the
+        first four)."""
+        self._table_bytes: tuple[Any, ...] = (None,)
+        """``_table_parts`` of the last table (first)."""
+        self._seats = (_NO_SEAT_PARTS, _NO_SEAT_PARTS)
+        """``_seat_parts`` of each seat's last view."""
+        self._finished: tuple[tuple[Trick, ...], bytes] = ((), b"")
+        """The last finished tricks and their entries."""
         self._previous = SequenceCache(_hand_result_field)
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: KlaberjassObservation = observation
-        (
-            _,
-            _,
-            _,
-            _,
-            _,
-            turn_up,
-            _,
-            _,
-            bids,
-            bottom_card,
-            dix_exchanged_by,
-            hand,
-            (seat_0, seat_1),
-            sequence_winner,
-            _,
-            (leader, trick_cards, _),
-            completed,
-            previous,
-        ) = obs
-        header_key = obs[1:8]
-        header = self._headers.get(header_key) or self._headers.put(header_key, _header(obs))
-        if bids:
-            bids_key = (turn_up, bids)
-            bid_bytes = self._bids.get(bids_key) or self._bids.put(
-                bids_key, _bid_fields(turn_up, bids)
-            )
-        else:
-            bid_bytes = b""
-        current = b"".join(
-            [_TRICK_LEADER_FIELD[leader], *map(_TRICK_CARD_FIELD.__getitem__, trick_cards)]
-        )
+        _, table, hand, (size0, size1), won, points, current, completed = obs
+        parts = self._parts
+        if (
+            parts[0] is not table
+            or parts[1] is not won
+            or parts[2] is not points
+            or parts[3] is not completed
+        ):
+            parts = self._parts = self._shared_parts(table, won, points, completed)
+        _, _, _, _, header, heads0, after0, heads1, after1, finished = parts
         payload = b"".join(
-            [
+            (
                 header,
-                bid_bytes,
-                _BOTTOM_CARD_FIELD[bottom_card] if bottom_card >= 0 else b"",
-                _DIX_EXCHANGED_BY_FIELD[dix_exchanged_by],
-                *map(_HAND_FIELD.__getitem__, hand),
-                self._seat(seat_0),
-                self._seat(seat_1),
-                _SEQUENCE_WINNER_FIELD[sequence_winner],
-                _CURRENT_TRICK_TAG,
-                varint(len(current)),
-                current,
-                self._completed(completed),
-                self._previous(previous),
-            ]
+                _HAND_CLUBS[hand & 0xFF],
+                _HAND_DIAMONDS[hand >> 8 & 0xFF],
+                _HAND_HEARTS[hand >> 16 & 0xFF],
+                _HAND_SPADES[hand >> 24],
+                heads0[size0 > 0],  # a seat entry's tag, length and score
+                _SEAT_HAND_SIZE[size0],
+                after0,
+                heads1[size1 > 0],
+                _SEAT_HAND_SIZE[size1],
+                after1,  # and sequence_winner
+                _CURRENT_TRICK_FIELD[current],
+                finished,
+            )
         )
-        return length_delimited(_OBSERVATION_TAG, payload)
+        return _OBSERVATION_HEAD[len(payload)] + payload
 
-    def _seat(self, view: SeatView) -> bytes:
-        """A seat entry, tag included, from the memo of its fields but the hand size."""
-        rest = view[:1] + view[2:]
-        memo = self._seat_memos.get(rest)
-        if memo is None:
-            memo = self._seat_memos.put(rest, _seat_memo(view))
-        return memo[view[1]]
+    def _shared_parts(
+        self,
+        table: TableView,
+        won: tuple[int, int],
+        points: tuple[int, int],
+        completed: tuple[Trick, ...],
+    ) -> tuple[Any, ...]:
+        """What a table and the tricks add to every observation that shares them, in the order
+        written after those four: the fields up to ``dix_exchanged_by``; each seat entry's
+        start (tag, length and score) by whether its hand size is written (not at 0), and its
+        fields after the hand size (``sequence_winner`` after the last); the finished tricks
+        and previous hands."""
+        table_bytes = self._table_bytes
+        if table_bytes[0] is not table:
+            table_bytes = self._table_bytes = self._table_parts(table)
+        _, header, (_, score0, tail0), (_, score1, tail1), sequence_winner, previous = table_bytes
+        after0 = _SEAT_TRICKS_WON[won[0]] + _SEAT_CARD_POINTS[points[0]] + tail0
+        after1 = _SEAT_TRICKS_WON[won[1]] + _SEAT_CARD_POINTS[points[1]] + tail1
+        length0 = len(score0) + len(after0)
+        length1 = len(score1) + len(after1)
+        last, finished = self._finished
+        if completed is not last:
+            count = len(last)
+            if len(completed) == count + 1 and completed[:count] == last:  # one more trick
+                finished += _COMPLETED_TRICK_FIELD[completed[count]]
+            else:
+                finished = b"".join(map(_COMPLETED_TRICK_FIELD.__getitem__, completed))
+            self._finished = (completed, finished)
+        return (
+            table,
+            won,
+            points,
+            completed,
+            header,
+            (_SEAT_HEAD[length0] + score0, _SEAT_HEAD[length0 + 2] + score0),
+            after0,
+            (_SEAT_HEAD[length1] + score1, _SEAT_HEAD[length1 + 2] + score1),
+            after1 + sequence_winner,
+            finished + previous,
+        )
+
+    def _table_parts(self, table: TableView) -> tuple[Any, ...]:
+        """What ``table`` adds to every observation that shares it, in the order written:
+        (table, fields up to ``dix_exchanged_by``, each seat's ``_seat_parts``,
+        ``sequence_winner``, previous hands)."""
+        view0, view1 = table.seats
+        seat0, seat1 = self._seats
+        if seat0[0] is not view0:
+            seat0 = _seat_parts(view0)
+        if seat1[0] is not view1:
+            seat1 = _seat_parts(view1)
+        self._seats = (seat0, seat1)
+        return (
+            table,
+            _header(table),
+            seat0,
+            seat1,
+            _SEQUENCE_WINNER_FIELD[table.sequence_winner],
+            self._previous(table.previous_hands),
+        )
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]
 
     def observation(self, observation: Any) -> game_pb2.Observation:
         obs: KlaberjassObservation = observation
+        table = obs.table
         seats = []
-        for view in obs.seats:
+        for view, hand_size, won, points in zip(
+            table.seats, obs.hand_sizes, obs.tricks_won, obs.card_points, strict=True
+        ):
             seat = klaberjass_pb2.KlaberjassSeat(
                 score=view.score,
-                hand_size=view.hand_size,
-                tricks_won=view.tricks_won,
-                card_points=view.card_points,
+                hand_size=hand_size,
+                tricks_won=won,
+                card_points=points,
                 declared_length=view.declared_length,
                 sequence_points=view.sequence_points,
                 shown_sequence_cards=[_CARDS[c] for c in view.shown_sequences],
@@ -329,34 +440,34 @@ class KlaberjassCodec(GameCodec):
                 seat.declared_top = _rank(view.declared_top)
             seats.append(seat)
         message = klaberjass_pb2.KlaberjassObservation(
-            target_score=obs.target_score,
-            hand_number=obs.hand_number,
-            dealer=obs.dealer,
-            phase=_PHASES[obs.phase],
-            turn_up=_CARDS[obs.turn_up],
+            target_score=table.target_score,
+            hand_number=table.hand_number,
+            dealer=table.dealer,
+            phase=_PHASES[table.phase],
+            turn_up=_CARDS[table.turn_up],
             bids=[
                 klaberjass_pb2.KlaberjassBid(
                     seat=seat,
                     round=1 if index < 2 else 2,
-                    trump=_bid_trump(action, obs.turn_up),
+                    trump=_bid_trump(action, table.turn_up),
                 )
-                for index, (seat, action) in enumerate(obs.bids)
+                for index, (seat, action) in enumerate(table.bids)
             ],
-            hand=[_CARDS[c] for c in obs.hand],
+            hand=[_CARDS[c] for c in cards_of(obs.hand)],
             seats=seats,
             current_trick=_trick(obs.current_trick),
             completed_tricks=[_trick(t) for t in obs.completed_tricks],
-            previous_hands=[_hand_result(h) for h in obs.previous_hands],
+            previous_hands=[_hand_result(h) for h in table.previous_hands],
         )
-        if obs.trump >= 0:
-            message.trump = _suit(obs.trump)
-            message.maker = obs.maker
-        if obs.bottom_card >= 0:
-            message.bottom_card.CopyFrom(_CARDS[obs.bottom_card])
-        if obs.dix_exchanged_by >= 0:
-            message.dix_exchanged_by = obs.dix_exchanged_by
-        if obs.sequence_winner >= 0:
-            message.sequence_winner = obs.sequence_winner
+        if table.trump >= 0:
+            message.trump = _suit(table.trump)
+            message.maker = table.maker
+        if table.bottom_card >= 0:
+            message.bottom_card.CopyFrom(_CARDS[table.bottom_card])
+        if table.dix_exchanged_by >= 0:
+            message.dix_exchanged_by = table.dix_exchanged_by
+        if table.sequence_winner >= 0:
+            message.sequence_winner = table.sequence_winner
         return game_pb2.Observation(klaberjass=message)
 
     def _encode_action(self, action: int) -> game_pb2.Action:
@@ -409,11 +520,3 @@ class KlaberjassCodec(GameCodec):
             card = _card_id(move.play.card)
             return BELLA_BASE + card if move.play.bella else card
         raise MalformedActionError("a Klaberjass action needs a call, a suit, a sequence or a card")
-
-
-def _bid_trump(action: int, turn_up: int) -> cards_pb2.Suit.ValueType:
-    if action == ACCEPT:
-        return _suit(turn_up // 8)
-    if NAME_BASE <= action < NAME_BASE + 4:
-        return _suit(action - NAME_BASE)
-    return cards_pb2.SUIT_UNSPECIFIED

@@ -51,6 +51,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import starmap
+from operator import itemgetter
 from typing import NamedTuple
 
 from referee.games.api import (
@@ -64,7 +65,6 @@ from referee.games.api import (
 )
 from referee.games.cards import RANK_LETTERS, SUIT_LETTERS, Rank, Suit
 from referee.games.cards import parse_card as parse_standard_card
-from referee.games.views import ViewCache, extended_views
 
 DECK_SIZE = 32
 TRICKS = 9
@@ -397,12 +397,11 @@ def game_winner(scores: Sequence[int], target: int) -> int | None:
 
 
 class SeatView(NamedTuple):
-    """What everyone knows about one seat in the current hand."""
+    """What everyone knows about one seat in the current hand but its hand size, tricks and card
+    points (which change with every card or trick: ``KlaberjassObservation.hand_sizes``,
+    ``tricks_won`` and ``card_points``)."""
 
     score: int
-    hand_size: int
-    tricks_won: int
-    card_points: int
     declared_length: int
     """Length of its declared sequence; 0 if it declared none (or has not declared yet)."""
     declared_top: int
@@ -439,10 +438,12 @@ class HandResult(NamedTuple):
     points: tuple[int, ...]
 
 
-class KlaberjassObservation(NamedTuple):
-    """What one seat sees: its hand and everything public; never the other hand or the stock."""
+class TableView(NamedTuple):
+    """Everything public that changes only with a bidding action, the dix, a declaration, a seat
+    view or a new hand: ``observe`` builds it once per change and the observations share it (so
+    a codec can keep its bytes while it is the same object). The two seats see the same table
+    but before the first trick is over, when a scoring sequence is its holder's to see only."""
 
-    seat: int
     target_score: int
     hand_number: int
     dealer: int
@@ -454,13 +455,52 @@ class KlaberjassObservation(NamedTuple):
     """(seat, action) of every bidding action this hand."""
     bottom_card: int
     dix_exchanged_by: int
-    hand: tuple[int, ...]
-    seats: tuple[SeatView, ...]
+    seats: tuple[SeatView, SeatView]
     sequence_winner: int
     declarations_done: bool
+    previous_hands: tuple[HandResult, ...]
+
+
+class KlaberjassObservation(NamedTuple):
+    """What one seat sees: its hand and everything public; never the other hand or the stock.
+
+    Per decision only the fields here change; the rest is the shared ``table``, and the fields
+    about finished tricks are shared until the next trick is over.
+    """
+
+    seat: int
+    table: TableView
+    hand: int
+    """The seat's cards as a bitmask of card ids (``cards_of`` lists them)."""
+    hand_sizes: tuple[int, int]
+    tricks_won: tuple[int, int]
+    card_points: tuple[int, int]
     current_trick: Trick
     completed_tricks: tuple[Trick, ...]
-    previous_hands: tuple[HandResult, ...]
+
+    @property
+    def dealer(self) -> int:
+        return self.table.dealer
+
+    @property
+    def phase(self) -> int:
+        return self.table.phase
+
+    @property
+    def trump(self) -> int:
+        return self.table.trump
+
+    @property
+    def maker(self) -> int:
+        return self.table.maker
+
+    @property
+    def seats(self) -> tuple[SeatView, SeatView]:
+        return self.table.seats
+
+    @property
+    def sequence_winner(self) -> int:
+        return self.table.sequence_winner
 
 
 _ROUND_TWO_ACTIONS = tuple((PASS, *(NAME_BASE + s for s in range(4) if s != up)) for up in range(4))
@@ -470,9 +510,31 @@ _ROUND_TWO_ACTIONS = tuple((PASS, *(NAME_BASE + s for s in range(4) if s != up))
 # -- the state ---------------------------------------------------------------------------------
 
 
-def _trick_view(trick: tuple[int, int, int, int]) -> Trick:
-    leader, lead, follow, winner = trick
-    return Trick(leader, (lead, follow), winner)
+_new = tuple.__new__
+"""``_new(Cls, (a, b, ...))`` builds a NamedTuple from its fields in order, without the keyword
+handling of ``Cls(...)``: for the views ``observe`` builds at every decision."""
+
+
+class _TrickViews(dict[tuple[int, int, int, int], Trick]):
+    """A finished trick's ``Trick`` by the engine's (leader, lead, follow, winner), made on
+    first use and shared by every state (4,000 at most)."""
+
+    __slots__ = ()
+
+    def __missing__(self, trick: tuple[int, int, int, int]) -> Trick:
+        leader, lead, follow, winner = trick
+        view = self[trick] = Trick(leader, (lead, follow), winner)
+        return view
+
+
+_TRICK_VIEWS = _TrickViews()
+_WINNER = itemgetter(3)
+
+
+_NEXT_TRICK = (Trick(0, (), -1), Trick(1, (), -1))
+"""The current trick before its lead, by leader: shared by every observation."""
+_LED_TRICK = tuple(Trick(leader, (card,), -1) for leader in (0, 1) for card in range(DECK_SIZE))
+"""The current trick once led, at ``32 * leader + card``: shared by every observation."""
 
 
 class KlaberjassState(State):
@@ -480,10 +542,22 @@ class KlaberjassState(State):
 
     game_type = KLABERJASS
 
-    _trick_cache: ViewCache[tuple[int, int, int, int], Trick] | None = None
-    """``observe``'s views of one list of finished tricks (``extended_views``)."""
-    _tricks_won: tuple[int, int] | None = None
-    """Each seat's tricks in ``_trick_cache``'s views."""
+    _table_cache: tuple[TableView, TableView] | None = None
+    """``observe``'s table for each seat (one object but while a scoring sequence is hidden),
+    dropped at every public change but a card led or won with (``_drop_tables``)."""
+    _seat_cache: list[SeatView | None] | None = None
+    """The tables' seat views, kept while their seat is unchanged: seat 0 and seat 1 as the
+    other seat sees them, then as each sees itself (the same view but while a scoring sequence
+    is hidden). A seat's two are dropped when it declares, exchanges the dix, announces bella or
+    plays a known card; all of them when play starts, at trick 1 and at the end of a hand."""
+    _trick_cache: tuple[tuple[int, int], tuple[int, int], tuple[Trick, ...]] | None = None
+    """``observe``'s tricks won, card points and finished tricks, dropped when a trick is over
+    and at a new deal."""
+    _finished_cache: tuple[list[tuple[int, int, int, int]], tuple[Trick, ...], int] | None = None
+    """One list of finished tricks, their views and seat 1's count of them, which the next
+    ``_trick_cache`` extends by the trick just finished."""
+    _previous_cache: tuple[HandResult, ...] | None = None
+    """The previous hands for the tables of one hand; dropped at the end of the hand."""
 
     # Set at each deal from _HAND_START by one dict update.
     bottom_card: int
@@ -544,6 +618,7 @@ class KlaberjassState(State):
             cards = list(deck)
             if sorted(cards) != list(range(DECK_SIZE)):
                 raise ValueError("a deck holds each of the 32 cards once")
+        self._drop_views()
         self.deck = cards
         self.hand_number += 1
         elder = 1 - self.dealer
@@ -614,6 +689,7 @@ class KlaberjassState(State):
     def apply(self, action: int) -> None:
         phase = self.phase
         if phase != PLAYING:
+            self._table_cache = None  # every bidding action, the dix and declarations show there
             if phase in (BIDDING_TURN_UP, BIDDING_OTHER_SUIT):
                 self._bid(action)
             elif phase == DIX:
@@ -633,10 +709,8 @@ class KlaberjassState(State):
             if not hand >> card & 1:
                 raise self._illegal(action)
             hands[seat] = hand ^ (1 << card)
-            if action != card:
-                self.bella[seat] = True
-            if self.known:
-                self.known &= ~(1 << card)
+            if action != card or self.known >> card & 1:
+                self._play_public(seat, card, action != card)
             self.lead = card
             self.to_act = 1 - seat
             return
@@ -650,12 +724,11 @@ class KlaberjassState(State):
         if not mask >> card & 1:
             raise self._illegal(action)
         hands[seat] = hand ^ (1 << card)
-        if action != card:
-            self.bella[seat] = True
-        if self.known:
-            self.known &= ~(1 << card)
+        if action != card or self.known >> card & 1:
+            self._play_public(seat, card, action != card)
         index = 32 * lead + card
         winner = seat if _FOLLOWER_WINS[trump][index] else 1 - seat
+        self._trick_cache = None
         self.card_points[winner] += _TRICK_POINTS[trump][index]
         completed = self.completed
         completed.append((1 - seat, lead, card, winner))
@@ -665,6 +738,13 @@ class KlaberjassState(State):
             self._show_sequences()
         elif len(completed) == TRICKS:
             self._score_hand(winner)
+
+    def _play_public(self, seat: int, card: int, bella: bool) -> None:
+        """``seat`` plays a card both seats knew it held, or announces bella with it."""
+        self.known &= ~(1 << card)
+        if bella:
+            self.bella[seat] = True
+        self._seat_changed(seat)
 
     def _bella_play(self, seat: int, hand: int, action: int) -> int:
         """The card of a play-and-announce-bella action; raises unless this seat may announce."""
@@ -676,6 +756,8 @@ class KlaberjassState(State):
         return card
 
     def _show_sequences(self) -> None:
+        if self.sequence_winner >= 0:  # its cards are everyone's to see now
+            self._seat_cache = self._table_cache = None
         self.sequences_shown = True
         for s in (0, 1):
             self.known |= self.sequence_cards[s] & self.hands[s]
@@ -733,6 +815,7 @@ class KlaberjassState(State):
             self.hands[seat] ^= (1 << seven) | (1 << self.turn_up)
             self.known |= 1 << self.turn_up
             self.dix_by = seat
+            self._seat_changed(seat)
         self._start_declarations()
 
     def _start_declarations(self) -> None:
@@ -750,12 +833,14 @@ class KlaberjassState(State):
             raise self._illegal(action)
         if action != NO_SEQUENCE:
             self.declared[seat] = _RUN_OF_ACTION[action]
+            self._seat_changed(seat)
         if seat != self.dealer and declaration_actions(self.hands[self.dealer]):
             self.to_act = self.dealer
         else:
             self._start_play()
 
     def _start_play(self) -> None:
+        self._seat_cache = None  # the scoring sequence
         self.declarations_done = True
         best = best_sequence(self.declared[0], self.declared[1], self.trump)
         if best is not None:
@@ -792,6 +877,7 @@ class KlaberjassState(State):
         self._finish_hand(-1, (0, 0), (0, 0))
 
     def _finish_hand(self, last: int, totals: tuple[int, ...], points: tuple[int, int]) -> None:
+        self._drop_views()
         self.scores[0] += points[0]
         self.scores[1] += points[1]
         self.previous_hands.append(
@@ -825,60 +911,124 @@ class KlaberjassState(State):
         return tuple(self.scores)
 
     def observe(self, seat: int) -> KlaberjassObservation:
-        tricks, tricks_won = self._trick_views()
-        hands, declared_runs, shown = self.hands, self.declared, self.sequences_shown
-        seats = []
-        for s in (0, 1):
-            declared = declared_runs[s]
-            seats.append(
-                SeatView(
-                    self.scores[s],
-                    hands[s].bit_count(),
-                    tricks_won[s],
-                    self.card_points[s],
-                    declared.length if declared else 0,
-                    declared.top if declared else -1,
-                    self.sequence_points[s],
-                    cards_of(self.sequence_cards[s]) if shown or s == seat else (),
-                    self.bella[s],
-                    cards_of(self.known & hands[s]) if self.known else (),
-                )
-            )
-        if self.lead >= 0:
-            trick = Trick(1 - self.to_act, (self.lead,), -1)
+        tables = self._table_cache or self._tables()
+        tricks = self._trick_cache or self._tricks()
+        hands = self.hands
+        lead = self.lead
+        if lead >= 0:
+            current = _LED_TRICK[32 * (1 - self.to_act) + lead]
         else:  # the next leader: the seat to play, or the non-dealer before play starts
-            trick = Trick(self.to_act if self.phase == PLAYING else 1 - self.dealer, (), -1)
-        return KlaberjassObservation(
-            seat=seat,
-            target_score=self.target,
-            hand_number=self.hand_number,
-            dealer=self.dealer,
-            phase=self.phase,
-            turn_up=self.turn_up,
-            trump=self.trump,
-            maker=self.maker,
-            bids=tuple(self.bids),
-            bottom_card=self.bottom_card,
-            dix_exchanged_by=self.dix_by,
-            hand=cards_of(hands[seat]),
-            seats=(seats[0], seats[1]),
-            sequence_winner=self.sequence_winner,
-            declarations_done=self.declarations_done,
-            current_trick=trick,
-            completed_tricks=tricks,
-            previous_hands=tuple(self.previous_hands),
+            current = _NEXT_TRICK[self.to_act if self.phase == PLAYING else 1 - self.dealer]
+        return _new(
+            KlaberjassObservation,
+            (
+                seat,  # seat
+                tables[seat],  # table
+                hands[seat],  # hand
+                (hands[0].bit_count(), hands[1].bit_count()),  # hand_sizes
+                tricks[0],  # tricks_won
+                tricks[1],  # card_points
+                current,  # current_trick
+                tricks[2],  # completed_tricks
+            ),
         )
 
-    def _trick_views(self) -> tuple[tuple[Trick, ...], tuple[int, int]]:
-        """The finished tricks as ``Trick``s (each made once: ``extended_views``) and each
-        seat's count of tricks won."""
-        cached = self._trick_cache
-        self._trick_cache = extended_views(cached, self.completed, _trick_view)
-        views = self._trick_cache[1]
-        if self._trick_cache is not cached or self._tricks_won is None:
-            won = sum(trick.winner for trick in views)
-            self._tricks_won = (len(views) - won, won)
-        return views, self._tricks_won
+    def _tricks(self) -> tuple[tuple[int, int], tuple[int, int], tuple[Trick, ...]]:
+        """The tricks won, card points and finished tricks now, kept in ``_trick_cache``."""
+        completed = self.completed
+        last = self._finished_cache
+        if last is not None and last[0] is completed and len(last[1]) == len(completed) - 1:
+            trick = completed[-1]
+            views = last[1] + (_TRICK_VIEWS[trick],)
+            taken = last[2] + trick[3]
+        else:
+            views = tuple(map(_TRICK_VIEWS.__getitem__, completed))
+            taken = sum(map(_WINNER, completed))
+        self._finished_cache = (completed, views, taken)
+        points = self.card_points
+        tricks = self._trick_cache = ((len(views) - taken, taken), (points[0], points[1]), views)
+        return tricks
+
+    def _tables(self) -> tuple[TableView, TableView]:
+        """The table as each seat sees it now, kept in ``_table_cache``."""
+        views = self._seat_cache or self._new_seat_cache()
+        public0 = views[0] or self._seat_view(0, 1)  # as seat 1 sees seat 0
+        public1 = views[1] or self._seat_view(1, 0)
+        own0 = views[2] or self._seat_view(0, 0)  # as seat 0 sees itself
+        own1 = views[3] or self._seat_view(1, 1)
+        previous = self._previous_cache
+        if previous is None:
+            previous = self._previous_cache = tuple(self.previous_hands)
+        table = _new(
+            TableView,
+            (
+                self.target,  # target_score
+                self.hand_number,  # hand_number
+                self.dealer,  # dealer
+                self.phase,  # phase
+                self.turn_up,  # turn_up
+                self.trump,  # trump
+                self.maker,  # maker
+                tuple(self.bids),  # bids
+                self.bottom_card,  # bottom_card
+                self.dix_by,  # dix_exchanged_by
+                (own0, public1),  # seats (as seat 0 sees them)
+                self.sequence_winner,  # sequence_winner
+                self.declarations_done,  # declarations_done
+                previous,  # previous_hands
+            ),
+        )
+        if own0 is public0 and own1 is public1:
+            tables = self._table_cache = (table, table)
+        else:
+            tables = self._table_cache = (table, table._replace(seats=(public0, own1)))
+        return tables
+
+    def _new_seat_cache(self) -> list[SeatView | None]:
+        views: list[SeatView | None] = [None, None, None, None]
+        self._seat_cache = views
+        return views
+
+    def _seat_view(self, s: int, observer: int) -> SeatView:
+        """Seat ``s``'s view as ``observer`` sees it, kept in ``_seat_cache``."""
+        declared = self.declared[s]
+        sequence = self.sequence_cards[s]
+        hidden = sequence and not self.sequences_shown  # its own view shows it, the other's not
+        known = self.known & self.hands[s]
+        view = _new(
+            SeatView,
+            (
+                self.scores[s],  # score
+                declared.length if declared else 0,  # declared_length
+                declared.low + declared.length - 1 if declared else -1,  # declared_top
+                self.sequence_points[s],  # sequence_points
+                cards_of(sequence) if sequence and (s == observer or not hidden) else (),  # shown
+                self.bella[s],  # bella
+                cards_of(known) if known else (),  # known_cards
+            ),
+        )
+        views = self._seat_cache
+        assert views is not None
+        if not hidden:  # both seats see the same
+            views[s] = views[s + 2] = view
+        else:
+            views[s + 2 if s == observer else s] = view
+        return view
+
+    def _seat_changed(self, seat: int) -> None:
+        """Drop ``observe``'s views of ``seat`` and the tables: something public about it
+        changes."""
+        self._table_cache = None
+        views = self._seat_cache
+        if views is not None:
+            views[seat] = views[seat + 2] = None
+
+    def _drop_views(self) -> None:
+        """Forget everything ``observe`` keeps: a new hand, or scores, are coming."""
+        self._table_cache = None
+        self._seat_cache = None
+        self._trick_cache = None
+        self._previous_cache = None
 
     def describe_action(self, action: int) -> str:
         if 0 <= action < DECK_SIZE:
