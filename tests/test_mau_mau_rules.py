@@ -25,7 +25,7 @@ from referee.games.mau_mau.rules import (
     playable_after_jack,
 )
 from referee.games.registry import make_game
-from tests.conformance import check_card_conservation, random_playout
+from tests.conformance import check_cached_observations, check_card_conservation, random_playout
 
 C = StandardDeck.parse
 
@@ -56,7 +56,7 @@ def setup(
     state.hands = [mask(h) for h in hands]
     state.counts = [len(h.split()) for h in hands]
     state.start_card = C(start or top)
-    state.pile = [C(top)] if start is None or start == top else [C(start), C(top)]
+    state.pile = (C(top),) if start is None or start == top else (C(start), C(top))
     state.stock = cards(stock)
     top_card = C(top)
     if announced is None:
@@ -357,9 +357,9 @@ def test_forgotten_last_card_draws_five_before_the_cards_effect() -> None:
 
 def test_reshuffle_keeps_the_top_card_and_missing_draws_lapse() -> None:
     state = setup(["8H 2C 3C", "2D"], "9H", 0)
-    state.pile = cards("4S 5S 9H")
+    state.pile = tuple(cards("4S 5S 9H"))
     state.apply(discard_action(C("8H")))  # seat 1 must draw 3; only 4S 5S 9H can be reshuffled
-    assert state.pile == [C("8H")]
+    assert state.pile == (C("8H"),)
     assert hand(state, 1) == {"2D", "4S", "5S", "9H"}
     assert state.reshuffles == 1
     assert state.stock == []
@@ -464,8 +464,11 @@ def test_every_option_plays_to_the_end(options: dict[str, object], seats: int) -
     rng = random.Random(1)
     while not state.is_terminal():
         check_card_conservation(state)
+        state.observe(state.current_seat())  # fills the cached table, as the referee does
+        check_cached_observations(state)  # under every option: none of its parts goes stale
         legal = state.legal_actions()
         state.apply(legal[rng.randrange(len(legal))])
+    check_cached_observations(state)
 
 
 def test_illegal_discard_changes_nothing() -> None:

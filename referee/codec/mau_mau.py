@@ -9,15 +9,17 @@ from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.common import standard_card, standard_card_id
 from referee.codec.wire import (
     BoundedCache,
-    EntryMemo,
     FieldMemo,
     SequenceCache,
     int_field,
     length_delimited,
     message_fields,
+    optional_uint_field,
     tag,
     uint_field,
+    varint,
 )
+from referee.games.bits import set_bits
 from referee.games.mau_mau.rules import (
     ANNOUNCE_SHIFT,
     DRAW,
@@ -25,6 +27,7 @@ from referee.games.mau_mau.rules import (
     PASS,
     DealResult,
     MauMauObservation,
+    MauMauTable,
     action_cards,
     discard_action,
 )
@@ -34,9 +37,25 @@ _PHASE_DISCARD = mau_mau_pb2.MAU_MAU_PHASE_DISCARD
 _PHASE_PLAY_DRAWN = mau_mau_pb2.MAU_MAU_PHASE_PLAY_DRAWN
 _JACK_INDEX = 9
 
+
+def _suit_tables(fields: tuple[bytes, ...]) -> tuple[tuple[bytes, ...], ...]:
+    """``tables[s][m]``: the fields of suit ``s``'s cards whose in-suit bits are ``m``, in card
+    id order (a hand bitmask's fields in four lookups). Each entry is the one without its
+    lowest card, that card's field in front: 8,192 joins of two per suit, once at import."""
+    tables = []
+    for suit in range(4):
+        table = [b""] * (1 << 13)
+        for bits in range(1, 1 << 13):
+            low = bits & -bits
+            table[bits] = fields[13 * suit + low.bit_length() - 1] + table[bits ^ low]
+        tables.append(tuple(table))
+    return tuple(tables)
+
+
 _Obs = mau_mau_pb2.MauMauObservation
 _Seat = mau_mau_pb2.MauMauSeat
-_OBSERVATION_TAG = tag(game_pb2.Observation, "mau_mau")
+_OBSERVATION_PREFIX = FieldMemo(tag(game_pb2.Observation, "mau_mau"), optional_uint_field)
+"""``[len(payload)]``: the ``Observation.mau_mau`` tag and length before a payload."""
 _SCORING_TAG = tag(_Obs, "scoring")
 _TARGET_TAG = tag(_Obs, "target")
 _CANNOT_DISCARD_TAG = tag(_Obs, "cannot_discard")
@@ -46,16 +65,19 @@ _DEALER_TAG = tag(_Obs, "dealer")
 _CLOCKWISE_TAG = tag(_Obs, "clockwise")
 _PHASE_TAG = tag(_Obs, "phase")
 _HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
+_HAND_CLUBS, _HAND_DIAMONDS, _HAND_HEARTS, _HAND_SPADES = _suit_tables(_HAND_FIELD)
 _SEATS_TAG = tag(_Obs, "seats")
 _START_SUIT_FIELD = FieldMemo(tag(_Obs, "start_suit"))
 _TOP_CARD_FIELD = message_fields(tag(_Obs, "top_card"), _CARDS)
-_DISCARD_PILE_FIELD = message_fields(tag(_Obs, "discard_pile"), _CARDS)
+_PILE_FIELD_OF = dict(enumerate(message_fields(tag(_Obs, "discard_pile"), _CARDS))).__getitem__
+"""A card's ``discard_pile`` field: a dict's bound ``__getitem__``, which ``map`` calls
+faster than a tuple's (a slot wrapper)."""
 _STOCK_SIZE = FieldMemo(tag(_Obs, "stock_size"))
 _ANNOUNCED_SUIT_FIELD = FieldMemo(tag(_Obs, "announced_suit"))
 _ANY_CARD_FIELD = FieldMemo(tag(_Obs, "any_card"))
 _DRAWN_CARD_FIELD = message_fields(tag(_Obs, "drawn_card"), _CARDS)
 _PREVIOUS_DEALS_TAG = tag(_Obs, "previous_deals")
-_SEAT_HAND_SIZE = FieldMemo(tag(_Seat, "hand_size"))
+_SEAT_HAND_SIZE_TAG = tag(_Seat, "hand_size")
 _SEAT_TALLY_TAG = tag(_Seat, "tally")
 _SEAT_FINES_TAG = tag(_Seat, "fines")
 _SEAT_BARRED_TAG = tag(_Seat, "barred")
@@ -80,138 +102,217 @@ def _deal_result_field(deal: DealResult) -> bytes:
     return length_delimited(_PREVIOUS_DEALS_TAG, _deal_result(deal).SerializeToString())
 
 
-def _header(obs: MauMauObservation) -> bytes:
+def _header(table: MauMauTable) -> bytes:
     """The fields from ``scoring`` to ``phase``."""
     return b"".join(
         [
-            length_delimited(_SCORING_TAG, obs.scoring.encode()) if obs.scoring else b"",
-            uint_field(_TARGET_TAG, obs.target),
-            length_delimited(_CANNOT_DISCARD_TAG, obs.cannot_discard.encode())
-            if obs.cannot_discard
+            length_delimited(_SCORING_TAG, table.scoring.encode()) if table.scoring else b"",
+            uint_field(_TARGET_TAG, table.target),
+            length_delimited(_CANNOT_DISCARD_TAG, table.cannot_discard.encode())
+            if table.cannot_discard
             else b"",
-            uint_field(_JACK_WILD_TAG, obs.jack_wild),
-            uint_field(_DEAL_NUMBER_TAG, obs.deal_number),
-            uint_field(_DEALER_TAG, obs.dealer),
-            uint_field(_CLOCKWISE_TAG, obs.clockwise),
-            uint_field(_PHASE_TAG, _PHASE_PLAY_DRAWN if obs.playing_drawn_card else _PHASE_DISCARD),
+            uint_field(_JACK_WILD_TAG, table.jack_wild),
+            uint_field(_DEAL_NUMBER_TAG, table.deal_number),
+            uint_field(_DEALER_TAG, table.dealer),
+            uint_field(_CLOCKWISE_TAG, table.clockwise),
+            uint_field(
+                _PHASE_TAG, _PHASE_PLAY_DRAWN if table.playing_drawn_card else _PHASE_DISCARD
+            ),
         ]
     )
 
 
-def _seat_memo(rest: tuple[int, int, bool]) -> EntryMemo:
-    """A seat's ``seats`` entries by hand size, for its (tally, fines, barred).
-
-    Hand sizes change at every play, the rest rarely: the codec keeps one memo per seat while
-    the rest is unchanged.
-    """
+def _seat_rest(rest: tuple[int, int, bool]) -> bytes:
+    """A seat entry's fields after ``hand_size``: its tally, fines and bar."""
     tally, fines, barred = rest
-    after = (
+    return (
         int_field(_SEAT_TALLY_TAG, tally)
         + uint_field(_SEAT_FINES_TAG, fines)
         + uint_field(_SEAT_BARRED_TAG, barred)
     )
-    return EntryMemo(_SEATS_TAG, b"", _SEAT_HAND_SIZE, after)
+
+
+def _seat_format(rest: tuple[int, int, bool]) -> bytes:
+    """A seat's ``seats`` entry as a ``bytes % (hand_size,)`` format, for sizes 1 to 127.
+
+    Such a size is one varint byte, written by ``%c``, so the entry's length does not depend
+    on it. (A size of 0 is omitted from the entry instead: see ``_seats``.)
+    """
+    after = _seat_rest(rest)
+    head = _SEATS_TAG + varint(2 + len(after)) + _SEAT_HAND_SIZE_TAG
+    return head.replace(b"%", b"%%") + b"%c" + after.replace(b"%", b"%%")
+
+
+def _seats(
+    sizes: tuple[int, ...],
+    tallies: tuple[int, ...],
+    fines: tuple[int, ...],
+    barred: tuple[bool, ...],
+) -> bytes:
+    """The ``seats`` entries written field by field (a hand size may be 0 when the game ends)."""
+    return b"".join(
+        [
+            length_delimited(
+                _SEATS_TAG, uint_field(_SEAT_HAND_SIZE_TAG, size) + _seat_rest((tally, fine, bar))
+            )
+            for size, tally, fine, bar in zip(sizes, tallies, fines, barred, strict=True)
+        ]
+    )
+
+
+class _Tails(dict[tuple[int, int, bool, int | None], bytes]):
+    """The fields from ``stock_size`` to ``previous_deals`` by an observation's last four
+    fields (stock size, announced suit, any card, drawn card): ``tails[observation[5:]]``,
+    computed on first use, for one ``previous_deals`` field (a deal's end makes a new memo)."""
+
+    __slots__ = ("_previous",)
+
+    def __init__(self, previous: bytes) -> None:
+        super().__init__()
+        self._previous = previous
+
+    def __missing__(self, key: tuple[int, int, bool, int | None]) -> bytes:
+        stock_size, announced_suit, any_card, drawn_card = key
+        encoded = self[key] = (
+            _STOCK_SIZE[stock_size]
+            + _ANNOUNCED_SUIT_FIELD[announced_suit]
+            + _ANY_CARD_FIELD[any_card]
+            + (b"" if drawn_card is None else _DRAWN_CARD_FIELD[drawn_card])
+            + self._previous
+        )
+        return encoded
 
 
 class MauMauCodec(GameCodec):
     """Codec for ``referee.games.mau_mau``.
 
-    ``observation_bytes`` writes the observation from parts cached for this match: the deal's
-    header fields (options, deal, dealer, direction, phase), each seat summary (a memo per
-    seat by hand size while its tally, fines and bar are unchanged), the discard pile and the
-    previous deals (both appended to as the match goes); scalars come from tables.
+    ``observation_bytes`` runs at every decision, so it joins a few parts, each cached until
+    the engine's objects it comes from change (checked with ``is``: the engine shares them
+    until then). When the shared ``table`` changes: the header fields (by their values), the
+    seats as a ``bytes %`` format of the hand sizes (per seat's tally, fines and bar), the
+    previous deals. When the discard pile changes: the start suit, the top card and the pile
+    (the last pile's bytes plus the cards just discarded). At every decision: the hand by
+    suit from memos of each suit's 13 bits, the seats' format applied to the hand sizes, and
+    the last fields (stock size to previous deals) from a memo by their values.
     """
 
     def __init__(self, game: Any) -> None:
         super().__init__(game)
+        self._table: MauMauTable | None = None
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
-        self._seat_block: tuple[tuple[int, ...], ...] = ()
-        self._seat_memos: list[EntryMemo] = []
-        self._seat_memos_by_rest: BoundedCache[tuple[int, int, bool], EntryMemo] = BoundedCache(32)
-        self._pile = SequenceCache(_DISCARD_PILE_FIELD.__getitem__)
+        self._head = b""
+        self._seat_key: tuple[tuple[int, ...], tuple[int, ...], tuple[bool, ...]] = ((), (), ())
+        self._seats_format = b""
+        self._seat_formats: BoundedCache[tuple[int, int, bool], bytes] = BoundedCache(64)
+        self._start_suit = b""
+        self._pile: tuple[int, ...] = ()
+        self._pile_field = b""
+        self._pile_part = b""
         self._previous = SequenceCache(_deal_result_field)
+        self._previous_deals: tuple[DealResult, ...] = ()
+        self._tails = _Tails(b"")
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: MauMauObservation = observation
-        (
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            _,
-            hand,
-            hand_sizes,
-            start_card,
-            pile,
-            stock_size,
-            announced_suit,
-            any_card,
-            drawn_card,
-            fines,
-            barred,
-            tallies,
-            previous,
-        ) = obs
-        header_key = obs[2:10]  # scoring .. phase: fixed for a deal but for the phase
-        header = self._headers.get(header_key) or self._headers.put(header_key, _header(obs))
-        block = (tallies, fines, barred)  # change at fines and deal ends, unlike hand sizes
-        if block != self._seat_block:
-            self._seat_block = block
-            memos = self._seat_memos_by_rest
-            self._seat_memos = [
-                memo if (memo := memos.get(rest)) is not None else memos.put(rest, _seat_memo(rest))
-                for rest in zip(tallies, fines, barred, strict=False)
-            ]
+        _, table, hand, hand_sizes, pile, _, _, _, _ = obs
+        if table is not self._table:
+            self._use_table(table, pile)
+        elif pile is not self._pile:
+            self._pile_part = self._pile_fields(pile)
+        low = hand & 0x3FFFFFF  # clubs and diamonds: shifts of a one-digit int are cheaper
+        high = hand >> 26
         payload = b"".join(
             [
-                header,
-                *map(_HAND_FIELD.__getitem__, hand),
-                *map(EntryMemo.__getitem__, self._seat_memos, hand_sizes),
-                _START_SUIT_FIELD[start_card // 13 + 1],
-                _TOP_CARD_FIELD[pile[-1]],
-                self._pile(pile),
-                _STOCK_SIZE[stock_size],
-                _ANNOUNCED_SUIT_FIELD[announced_suit],
-                _ANY_CARD_FIELD[any_card],
-                b"" if drawn_card is None else _DRAWN_CARD_FIELD[drawn_card],
-                self._previous(previous),
+                self._head,
+                _HAND_CLUBS[low & 0x1FFF],
+                _HAND_DIAMONDS[low >> 13],
+                _HAND_HEARTS[high & 0x1FFF],
+                _HAND_SPADES[high >> 13],
+                self._seats_format % hand_sizes
+                if 0 not in hand_sizes
+                else _seats(hand_sizes, table.tallies, table.fines, table.barred),
+                self._pile_part,
+                self._tails[obs[5:]],
             ]
         )
-        return length_delimited(_OBSERVATION_TAG, payload)
+        return _OBSERVATION_PREFIX[len(payload)] + payload
+
+    def _use_table(self, table: MauMauTable, pile: tuple[int, ...]) -> None:
+        """Encode the parts that come from ``table`` (and the pile part, whose start suit does)."""
+        self._table = table
+        header_key = table[1:9]  # scoring .. playing_drawn_card
+        self._head = self._headers.get(header_key) or self._headers.put(header_key, _header(table))
+        seat_key = (table.tallies, table.fines, table.barred)
+        if seat_key != self._seat_key:
+            self._seat_key = seat_key
+            self._seats_format = self._format(*seat_key)
+        previous = table.previous_deals
+        if previous != self._previous_deals:
+            self._previous_deals = previous
+            self._tails = _Tails(self._previous(previous))
+        self._start_suit = _START_SUIT_FIELD[table.start_card // 13 + 1]
+        self._pile_part = self._pile_fields(pile)
+
+    def _format(
+        self, tallies: tuple[int, ...], fines: tuple[int, ...], barred: tuple[bool, ...]
+    ) -> bytes:
+        """The ``seats`` entries as a ``bytes % hand_sizes`` format for these tallies, fines
+        and bars (see ``_seat_format``); a fine changes one seat's part, the others are reused.
+        """
+        formats = self._seat_formats
+        return b"".join(
+            [
+                part
+                if (part := formats.get(rest)) is not None
+                else formats.put(rest, _seat_format(rest))
+                for rest in zip(tallies, fines, barred, strict=True)
+            ]
+        )
+
+    def _pile_fields(self, pile: tuple[int, ...]) -> bytes:
+        """The ``start_suit``, ``top_card`` and ``discard_pile`` fields.
+
+        The pile only grows between reshuffles, so its field is the last one plus the cards
+        just discarded when the last pile is a prefix of this one.
+        """
+        last = self._pile
+        count = len(last)
+        if count and len(pile) > count and pile[:count] == last:
+            field = self._pile_field + b"".join(map(_PILE_FIELD_OF, pile[count:]))
+        else:
+            field = b"".join(map(_PILE_FIELD_OF, pile))
+        self._pile, self._pile_field = pile, field
+        return self._start_suit + _TOP_CARD_FIELD[pile[-1]] + field
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]
 
     def observation(self, observation: Any) -> game_pb2.Observation:
         obs: MauMauObservation = observation
+        table = obs.table
         message = mau_mau_pb2.MauMauObservation(
-            scoring=obs.scoring,
-            target=obs.target,
-            cannot_discard=obs.cannot_discard,
-            jack_wild=obs.jack_wild,
-            deal_number=obs.deal_number,
-            dealer=obs.dealer,
-            clockwise=obs.clockwise,
-            phase=_PHASE_PLAY_DRAWN if obs.playing_drawn_card else _PHASE_DISCARD,
-            hand=[_CARDS[c] for c in obs.hand],
+            scoring=table.scoring,
+            target=table.target,
+            cannot_discard=table.cannot_discard,
+            jack_wild=table.jack_wild,
+            deal_number=table.deal_number,
+            dealer=table.dealer,
+            clockwise=table.clockwise,
+            phase=_PHASE_PLAY_DRAWN if table.playing_drawn_card else _PHASE_DISCARD,
+            hand=[_CARDS[c] for c in set_bits(obs.hand)],
             seats=[
                 mau_mau_pb2.MauMauSeat(hand_size=size, tally=tally, fines=fines, barred=barred)
                 for size, tally, fines, barred in zip(
-                    obs.hand_sizes, obs.tallies, obs.fines, obs.barred, strict=True
+                    obs.hand_sizes, table.tallies, table.fines, table.barred, strict=True
                 )
             ],
-            start_suit=obs.start_card // 13 + 1,  # type: ignore[arg-type]
+            start_suit=table.start_card // 13 + 1,  # type: ignore[arg-type]
             top_card=_CARDS[obs.discard_pile[-1]],
             discard_pile=[_CARDS[c] for c in obs.discard_pile],
             stock_size=obs.stock_size,
             announced_suit=obs.announced_suit,  # type: ignore[arg-type]
             any_card=obs.any_card,
-            previous_deals=[_deal_result(deal) for deal in obs.previous_deals],
+            previous_deals=[_deal_result(deal) for deal in table.previous_deals],
         )
         if obs.drawn_card is not None:
             message.drawn_card.CopyFrom(_CARDS[obs.drawn_card])

@@ -306,6 +306,8 @@ _CACHE: dict[int, tuple[int, ...]] = {}
 _CACHE_LIMIT = 1 << 18
 _DRAW_ONLY = (DRAW,)
 _BITS = tuple(1 << c for c in range(_DECK))
+_new = tuple.__new__
+"""Builds a NamedTuple from a tuple of its fields in order, without keyword matching."""
 
 
 # -- results and views ------------------------------------------------------------------------
@@ -327,10 +329,11 @@ class DealResult:
     tallies: tuple[int, ...]
 
 
-class MauMauObservation(NamedTuple):
-    """What one seat sees: its own hand, hand sizes of the others, the pile; never the stock."""
+class MauMauTable(NamedTuple):
+    """What every seat sees that changes only when a deal starts or ends, a seat is fined, a
+    Queen reverses the direction or a drawn card may be played: one object shared by all
+    observations until then, so the codec encodes it once."""
 
-    seat: int
     num_seats: int
     scoring: str
     target: int
@@ -340,24 +343,39 @@ class MauMauObservation(NamedTuple):
     dealer: int
     clockwise: bool
     playing_drawn_card: bool
-    hand: tuple[int, ...]
-    hand_sizes: tuple[int, ...]
     start_card: int
-    discard_pile: tuple[int, ...]
-    stock_size: int
-    announced_suit: int
-    any_card: bool
-    drawn_card: int | None
     fines: tuple[int, ...]
     barred: tuple[bool, ...]
     tallies: tuple[int, ...]
     previous_deals: tuple[DealResult, ...]
 
 
+class MauMauObservation(NamedTuple):
+    """What one seat sees: its own hand, hand sizes of the others, the pile; never the stock."""
+
+    seat: int
+    table: MauMauTable
+    hand: int
+    """The seat's cards as a bitmask of card ids (``set_bits`` lists them)."""
+    hand_sizes: tuple[int, ...]
+    discard_pile: tuple[int, ...]
+    """Oldest first; the last card is the one to match."""
+    stock_size: int
+    announced_suit: int
+    any_card: bool
+    drawn_card: int | None
+    """The card just drawn, to the seat that may play it; None otherwise."""
+
+
 class MauMauState(State):
     """A whole game of Mau-Mau, from the first deal to the target."""
 
     game_type = MAU_MAU
+
+    _table_cache: MauMauTable | None = None
+    """The observations' shared ``table``, built by ``observe`` when missing and dropped
+    wherever one of its fields changes: a fine or bar (``_stuck``), a deal's end (which deals
+    the next one), a Queen, a drawn card becoming playable (``_stuck``), played or kept."""
 
     def __init__(
         self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
@@ -397,7 +415,7 @@ class MauMauState(State):
         self.hands = hands
         self.counts = [HAND_SIZE] * n
         self.start_card = deck[n * HAND_SIZE]
-        self.pile = [self.start_card]
+        self.pile: tuple[int, ...] = (self.start_card,)
         self.stock = deck[n * HAND_SIZE + 1 :]  # drawn from the end
         self.playable = self._after_card[self.start_card]
         self.announced = 0
@@ -430,7 +448,7 @@ class MauMauState(State):
                 if len(self.pile) < 2:
                     return card  # nothing left anywhere: the remaining draws lapse
                 stock.extend(self.pile[:-1])
-                del self.pile[:-1]
+                self.pile = self.pile[-1:]
                 shuffle(stock, self.rng)
                 self.reshuffles += 1
             card = stock.pop()
@@ -496,9 +514,12 @@ class MauMauState(State):
             return
         if action == PASS:
             self.drawn = None
+            self._table_cache = None
             self.to_act = (seat + self.direction) % n
             return
-        self.drawn = None
+        if self.drawn is not None:
+            self.drawn = None
+            self._table_cache = None
         card = action & 63
         second = action >> SECOND_JACK_SHIFT & 7
         counts = self.counts
@@ -509,7 +530,7 @@ class MauMauState(State):
             left = counts[seat] = counts[seat] - 2
         else:
             self.hands[seat] ^= 1 << card
-            self.pile.append(card)
+            self.pile += (card,)
             left = counts[seat] = counts[seat] - 1
         if left < 2:
             if not left:
@@ -538,10 +559,12 @@ class MauMauState(State):
             self.to_act = (seat + 2 * d) % n
         else:  # a Queen: the direction reverses
             self.direction = -d
+            self._table_cache = None
             self.to_act = (seat - d) % n
 
     def _stuck(self, seat: int) -> None:
         self.fines[seat] += 1
+        self._table_cache = None
         card = self._draw(seat, 1)
         if self.bars:
             self.barred[seat] = True
@@ -566,6 +589,7 @@ class MauMauState(State):
             points = tuple(won if s == winner else 0 for s in range(n))
         for s in range(n):
             self.tallies[s] += points[s]
+        self._table_cache = None
         self.previous_deals.append(
             DealResult(
                 deal_number=self.deal_number,
@@ -600,29 +624,40 @@ class MauMauState(State):
         return self.negative
 
     def observe(self, seat: int) -> MauMauObservation:
-        return MauMauObservation(
-            seat=seat,
-            num_seats=self.num_seats,
-            scoring="negative" if self.negative else "positive",
-            target=self.target,
-            cannot_discard=self.cannot_discard,
-            jack_wild=self.jack_wild,
-            deal_number=self.deal_number,
-            dealer=self.dealer,
-            clockwise=self.direction == 1,
-            playing_drawn_card=self.drawn is not None,
-            hand=set_bits(self.hands[seat]),
-            hand_sizes=tuple(self.counts),
-            start_card=self.start_card,
-            discard_pile=tuple(self.pile),
-            stock_size=len(self.stock),
-            announced_suit=self.announced,
-            any_card=self.playable == _ALL,
-            drawn_card=self.drawn if seat == self.to_act else None,
-            fines=tuple(self.fines),
-            barred=tuple(self.barred),
-            tallies=tuple(self.tallies),
-            previous_deals=tuple(self.previous_deals),
+        table = self._table_cache
+        if table is None:
+            table = self._table_cache = _new(
+                MauMauTable,
+                (
+                    self.num_seats,  # num_seats
+                    "negative" if self.negative else "positive",  # scoring
+                    self.target,  # target
+                    self.cannot_discard,  # cannot_discard
+                    self.jack_wild,  # jack_wild
+                    self.deal_number,  # deal_number
+                    self.dealer,  # dealer
+                    self.direction == 1,  # clockwise
+                    self.drawn is not None,  # playing_drawn_card
+                    self.start_card,  # start_card
+                    tuple(self.fines),  # fines
+                    tuple(self.barred),  # barred
+                    tuple(self.tallies),  # tallies
+                    tuple(self.previous_deals),  # previous_deals
+                ),
+            )
+        return _new(
+            MauMauObservation,
+            (
+                seat,  # seat
+                table,  # table
+                self.hands[seat],  # hand
+                tuple(self.counts),  # hand_sizes
+                self.pile,  # discard_pile
+                len(self.stock),  # stock_size
+                self.announced,  # announced_suit
+                self.playable == _ALL,  # any_card
+                self.drawn if seat == self.to_act else None,  # drawn_card
+            ),
         )
 
     def describe_action(self, action: int) -> str:
