@@ -177,28 +177,6 @@ class FieldMemo(dict[int, bytes]):
         return encoded
 
 
-class EntryMemo(dict[int, bytes]):
-    """One entry of a repeated message field, tag included, by the value of one of its fields
-    while the others stay fixed: ``memo[value]``.
-
-    For seat summaries, where every card changes a hand size and the rest changes at most once
-    a trick: a codec keeps one memo per seat state and writes an entry with a subscript.
-    ``before`` and ``after`` are the fixed fields written before and after ``field``.
-    """
-
-    __slots__ = ("_after", "_before", "_entry_tag", "_field")
-
-    def __init__(self, entry_tag: bytes, before: bytes, field: FieldMemo, after: bytes) -> None:
-        super().__init__()
-        self._entry_tag, self._before, self._field, self._after = entry_tag, before, field, after
-
-    def __missing__(self, value: int) -> bytes:
-        encoded = self[value] = length_delimited(
-            self._entry_tag, self._before + self._field[value] + self._after
-        )
-        return encoded
-
-
 class IdentityCache(Generic[V]):
     """Encoded parts of immutable objects, by identity (no hashing of frozen dataclasses).
 
@@ -225,20 +203,6 @@ class IdentityCache(Generic[V]):
             self._data.clear()
         self._data[id(obj)] = (obj, value)
         return value
-
-
-class LastValue:
-    """The encoded bytes of the last key seen: for parts every seat sees in turn (tricks, history).
-
-    ``key == last.key`` compares tuples in C and stops at identical elements, so a history
-    tuple rebuilt by each ``observe`` around the same objects compares in a few ns per element.
-    """
-
-    __slots__ = ("key", "value")
-
-    def __init__(self) -> None:
-        self.key: object = None
-        self.value = b""
 
 
 class SequenceCache(Generic[K]):
