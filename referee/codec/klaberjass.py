@@ -140,7 +140,7 @@ _OBSERVATION_HEAD = FieldMemo(tag(game_pb2.Observation, "klaberjass"), optional_
 """``[len(payload)]``: the tag and length before an observation's payload."""
 _TARGET_SCORE = FieldMemo(tag(_Obs, "target_score"))
 _HAND_NUMBER = FieldMemo(tag(_Obs, "hand_number"))
-_DEALER = FieldMemo(tag(_Obs, "dealer"))
+_DEALER_FIELD = (b"", uint_field(tag(_Obs, "dealer"), 1))
 _PHASE_FIELD = {phase: uint_field(tag(_Obs, "phase"), value) for phase, value in _PHASES.items()}
 _TURN_UP_FIELD = message_fields(tag(_Obs, "turn_up"), _CARDS)
 _TRUMP_FIELD = {-1: b"", **{s: uint_field(tag(_Obs, "trump"), _suit(s)) for s in range(4)}}
@@ -255,26 +255,50 @@ def _hand_result_field(hand: HandResult) -> bytes:
     return length_delimited(_PREVIOUS_HANDS_TAG, _hand_result(hand).SerializeToString())
 
 
+class _BidsFields(dict[tuple[tuple[int, int], ...], bytes]):
+    """The ``bids`` entries of a hand's bids, for one suit of the turn-up: ``fields[bids]``,
+    computed on first use (a few dozen bidding sequences per suit)."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: tuple[tuple[tuple[bytes, ...], ...], ...]) -> None:
+        super().__init__()
+        self._entries = entries
+        """``_BID_FIELDS`` of the suit."""
+
+    def __missing__(self, bids: tuple[tuple[int, int], ...]) -> bytes:
+        if len(self) >= 1024:  # not bids an engine made
+            self.clear()
+        entries = self._entries
+        encoded = self[bids] = b"".join(
+            [
+                entries[seat][index // 2][action - PASS]  # two bids a round
+                for index, (seat, action) in enumerate(bids)
+            ]
+        )
+        return encoded
+
+
+_BIDS_FIELDS = tuple(_BidsFields(entries) for entries in _BID_FIELDS)
+"""``[turn-up's suit][bids]``"""
+
+
 def _header(table: TableView) -> bytes:
     """The fields from ``target_score`` to ``dix_exchanged_by``."""
-    (target, hand_number, dealer, phase, turn_up, trump, maker, bids, bottom, dix_by) = table[:10]
-    bid_fields = _BID_FIELDS[turn_up // 8]
+    (target, number, dealer, phase, turn_up, trump, maker, bids, bottom, dix_by, _, _, _, _) = table
     return b"".join(
-        [
+        (
             _TARGET_SCORE[target],
-            _HAND_NUMBER[hand_number],
-            _DEALER[dealer],
+            _HAND_NUMBER[number],
+            _DEALER_FIELD[dealer],
             _PHASE_FIELD[phase],
             _TURN_UP_FIELD[turn_up],
             _TRUMP_FIELD[trump],
             _MAKER_FIELD[maker] if trump >= 0 else b"",
-            *[
-                bid_fields[seat][index // 2][action - PASS]  # two bids a round
-                for index, (seat, action) in enumerate(bids)
-            ],
+            _BIDS_FIELDS[turn_up // 8][bids],
             _BOTTOM_CARD_FIELD[bottom] if bottom >= 0 else b"",
             _DIX_EXCHANGED_BY_FIELD[dix_by],
-        ]
+        )
     )
 
 

@@ -544,12 +544,14 @@ class KlaberjassState(State):
 
     _table_cache: tuple[TableView, TableView] | None = None
     """``observe``'s table for each seat (one object but while a scoring sequence is hidden),
-    dropped at every public change but a card led or won with (``_drop_tables``)."""
+    dropped at every public change but a card played and a trick taken: every action outside
+    play, a seat view dropped (``_seat_changed``), the end of a hand (``_drop_views``)."""
     _seat_cache: list[SeatView | None] | None = None
     """The tables' seat views, kept while their seat is unchanged: seat 0 and seat 1 as the
     other seat sees them, then as each sees itself (the same view but while a scoring sequence
-    is hidden). A seat's two are dropped when it declares, exchanges the dix, announces bella or
-    plays a known card; all of them when play starts, at trick 1 and at the end of a hand."""
+    is hidden). A seat's two are dropped when it declares, exchanges the dix, scores a sequence
+    (when play starts, and when trick 1 shows it), announces bella or plays a known card; all
+    of them at the end of a hand."""
     _trick_cache: tuple[tuple[int, int], tuple[int, int], tuple[Trick, ...]] | None = None
     """``observe``'s tricks won, card points and finished tricks, dropped when a trick is over
     and at a new deal."""
@@ -757,7 +759,7 @@ class KlaberjassState(State):
 
     def _show_sequences(self) -> None:
         if self.sequence_winner >= 0:  # its cards are everyone's to see now
-            self._seat_cache = self._table_cache = None
+            self._seat_changed(self.sequence_winner)
         self.sequences_shown = True
         for s in (0, 1):
             self.known |= self.sequence_cards[s] & self.hands[s]
@@ -840,7 +842,6 @@ class KlaberjassState(State):
             self._start_play()
 
     def _start_play(self) -> None:
-        self._seat_cache = None  # the scoring sequence
         self.declarations_done = True
         best = best_sequence(self.declared[0], self.declared[1], self.trump)
         if best is not None:
@@ -852,6 +853,7 @@ class KlaberjassState(State):
                 scoring += [s for s in sequences_in(self.hands[best]) if s != declared]
             self.sequence_points[best] = sum(s.points for s in scoring)
             self.sequence_cards[best] = sum(s.mask for s in scoring)
+            self._seat_changed(best)
         king, queen = 8 * self.trump + RK, 8 * self.trump + RQ
         for seat in (0, 1):
             hand = self.hands[seat]
