@@ -69,7 +69,8 @@ _HAND_CLUBS, _HAND_DIAMONDS, _HAND_HEARTS, _HAND_SPADES = _suit_tables(_HAND_FIE
 _SEATS_TAG = tag(_Obs, "seats")
 _START_SUIT_FIELD = FieldMemo(tag(_Obs, "start_suit"))
 _TOP_CARD_FIELD = message_fields(tag(_Obs, "top_card"), _CARDS)
-_PILE_FIELD_OF = dict(enumerate(message_fields(tag(_Obs, "discard_pile"), _CARDS))).__getitem__
+_PILE_FIELD = message_fields(tag(_Obs, "discard_pile"), _CARDS)
+_PILE_FIELD_OF = dict(enumerate(_PILE_FIELD)).__getitem__
 """A card's ``discard_pile`` field: a dict's bound ``__getitem__``, which ``map`` calls
 faster than a tuple's (a slot wrapper)."""
 _STOCK_SIZE = FieldMemo(tag(_Obs, "stock_size"))
@@ -78,9 +79,9 @@ _ANY_CARD_FIELD = FieldMemo(tag(_Obs, "any_card"))
 _DRAWN_CARD_FIELD = message_fields(tag(_Obs, "drawn_card"), _CARDS)
 _PREVIOUS_DEALS_TAG = tag(_Obs, "previous_deals")
 _SEAT_HAND_SIZE_TAG = tag(_Seat, "hand_size")
-_SEAT_TALLY_TAG = tag(_Seat, "tally")
-_SEAT_FINES_TAG = tag(_Seat, "fines")
-_SEAT_BARRED_TAG = tag(_Seat, "barred")
+_SEAT_TALLY = FieldMemo(tag(_Seat, "tally"), int_field)
+_SEAT_FINES = FieldMemo(tag(_Seat, "fines"))
+_SEAT_BARRED = uint_field(tag(_Seat, "barred"), True)
 
 
 def _deal_result(deal: DealResult) -> mau_mau_pb2.MauMauDealResult:
@@ -122,25 +123,57 @@ def _header(table: MauMauTable) -> bytes:
     )
 
 
-def _seat_rest(rest: tuple[int, int, bool]) -> bytes:
-    """A seat entry's fields after ``hand_size``: its tally, fines and bar."""
-    tally, fines, barred = rest
-    return (
-        int_field(_SEAT_TALLY_TAG, tally)
-        + uint_field(_SEAT_FINES_TAG, fines)
-        + uint_field(_SEAT_BARRED_TAG, barred)
-    )
+_SEAT_FORMAT_HEADS = tuple(
+    (_SEATS_TAG + varint(2 + length) + _SEAT_HAND_SIZE_TAG).replace(b"%", b"%%")
+    for length in range(64)
+)
+"""A ``seats`` entry's tag, length and ``hand_size`` tag, escaped for a ``bytes %`` format,
+by the length of the fields after ``hand_size`` (at most 16 bytes)."""
 
 
-def _seat_format(rest: tuple[int, int, bool]) -> bytes:
-    """A seat's ``seats`` entry as a ``bytes % (hand_size,)`` format, for sizes 1 to 127.
+class _SeatMemo(dict[int, bytes]):
+    """One seat's ``seats`` entry as a ``bytes % (hand_size,)`` format, by its fines, for a
+    fixed tally and bar: ``memo[fines]``, computed on first use.
 
-    Such a size is one varint byte, written by ``%c``, so the entry's length does not depend
-    on it. (A size of 0 is omitted from the entry instead: see ``_seats``.)
+    A hand size from 1 to 127 is one varint byte, written by ``%c``, so the entry's length
+    does not depend on it. (A size of 0 is omitted from the entry instead: see ``_seats``.)
     """
-    after = _seat_rest(rest)
-    head = _SEATS_TAG + varint(2 + len(after)) + _SEAT_HAND_SIZE_TAG
-    return head.replace(b"%", b"%%") + b"%c" + after.replace(b"%", b"%%")
+
+    __slots__ = ("_bar", "_length", "_tally")
+
+    def __init__(self, tally: int, barred: bool) -> None:
+        super().__init__()
+        tally_field = _SEAT_TALLY[tally]
+        self._bar = _SEAT_BARRED if barred else b""
+        self._length = len(tally_field) + len(self._bar)
+        self._tally = b"%c" + tally_field.replace(b"%", b"%%")
+
+    def __missing__(self, fines: int) -> bytes:
+        fines_field = _SEAT_FINES[fines]
+        encoded = self[fines] = (
+            _SEAT_FORMAT_HEADS[self._length + len(fines_field)]
+            + self._tally
+            + fines_field.replace(b"%", b"%%")
+            + self._bar
+        )
+        return encoded
+
+
+class _SeatMemos(dict[tuple[int, bool], _SeatMemo]):
+    """``_SeatMemo`` by (tally, bar), made on first use and shared by every codec (a tally
+    lasts a deal, fines change within it); empties itself when full."""
+
+    __slots__ = ()
+
+    def __missing__(self, key: tuple[int, bool]) -> _SeatMemo:
+        if len(self) >= 4096:
+            self.clear()
+        memo = self[key] = _SeatMemo(*key)
+        return memo
+
+
+_SEAT_MEMO_OF = _SeatMemos().__getitem__
+_SEAT_FORMAT_OF = _SeatMemo.__getitem__
 
 
 def _seats(
@@ -153,7 +186,11 @@ def _seats(
     return b"".join(
         [
             length_delimited(
-                _SEATS_TAG, uint_field(_SEAT_HAND_SIZE_TAG, size) + _seat_rest((tally, fine, bar))
+                _SEATS_TAG,
+                uint_field(_SEAT_HAND_SIZE_TAG, size)
+                + _SEAT_TALLY[tally]
+                + _SEAT_FINES[fine]
+                + (_SEAT_BARRED if bar else b""),
             )
             for size, tally, fine, bar in zip(sizes, tallies, fines, barred, strict=True)
         ]
@@ -161,26 +198,25 @@ def _seats(
 
 
 class _Tails(dict[tuple[int, int, bool, int | None], bytes]):
-    """The fields from ``stock_size`` to ``previous_deals`` by an observation's last four
-    fields (stock size, announced suit, any card, drawn card): ``tails[observation[5:]]``,
-    computed on first use, for one ``previous_deals`` field (a deal's end makes a new memo)."""
+    """The fields from ``stock_size`` to ``drawn_card`` by their values (an observation's
+    last four fields): ``_TAILS[observation[7:]]``, each computed on first use."""
 
-    __slots__ = ("_previous",)
-
-    def __init__(self, previous: bytes) -> None:
-        super().__init__()
-        self._previous = previous
+    __slots__ = ()
 
     def __missing__(self, key: tuple[int, int, bool, int | None]) -> bytes:
+        if len(self) >= 4096:
+            self.clear()
         stock_size, announced_suit, any_card, drawn_card = key
         encoded = self[key] = (
             _STOCK_SIZE[stock_size]
             + _ANNOUNCED_SUIT_FIELD[announced_suit]
             + _ANY_CARD_FIELD[any_card]
             + (b"" if drawn_card is None else _DRAWN_CARD_FIELD[drawn_card])
-            + self._previous
         )
         return encoded
+
+
+_TAILS = _Tails()
 
 
 class MauMauCodec(GameCodec):
@@ -188,12 +224,13 @@ class MauMauCodec(GameCodec):
 
     ``observation_bytes`` runs at every decision, so it joins a few parts, each cached until
     the engine's objects it comes from change (checked with ``is``: the engine shares them
-    until then). When the shared ``table`` changes: the header fields (by their values), the
-    seats as a ``bytes %`` format of the hand sizes (per seat's tally, fines and bar), the
-    previous deals. When the discard pile changes: the start suit, the top card and the pile
-    (the last pile's bytes plus the cards just discarded). At every decision: the hand by
-    suit from memos of each suit's 13 bits, the seats' format applied to the hand sizes, and
-    the last fields (stock size to previous deals) from a memo by their values.
+    until then). When the shared ``table`` changes: the header fields (by their values) and
+    the previous deals. When the tallies, fines or bars change: the seats as a ``bytes %``
+    format of the hand sizes (a memo per seat's tally and bar by its fines). When the discard
+    pile changes: the start suit, the top card and the pile (the last pile's bytes plus the
+    card just discarded). At every decision: the hand by suit from tables of each suit's 13
+    bits, the seats' format applied to the hand sizes, and the fields from ``stock_size`` to
+    ``drawn_card`` from a memo by their values.
     """
 
     def __init__(self, game: Any) -> None:
@@ -201,24 +238,41 @@ class MauMauCodec(GameCodec):
         self._table: MauMauTable | None = None
         self._headers: BoundedCache[tuple[object, ...], bytes] = BoundedCache(256)
         self._head = b""
-        self._seat_key: tuple[tuple[int, ...], tuple[int, ...], tuple[bool, ...]] = ((), (), ())
+        self._tallies: tuple[int, ...] = ()
+        self._barred: tuple[bool, ...] = ()
+        self._seat_memos: list[_SeatMemo] = []
+        self._fines: tuple[int, ...] = ()
         self._seats_format = b""
-        self._seat_formats: BoundedCache[tuple[int, int, bool], bytes] = BoundedCache(64)
         self._start_suit = b""
         self._pile: tuple[int, ...] = ()
         self._pile_field = b""
         self._pile_part = b""
         self._previous = SequenceCache(_deal_result_field)
         self._previous_deals: tuple[DealResult, ...] = ()
-        self._tails = _Tails(b"")
+        self._previous_field = b""
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: MauMauObservation = observation
-        _, table, hand, hand_sizes, pile, _, _, _, _ = obs
+        _, table, hand, hand_sizes, fines, barred, pile, _, _, _, _ = obs
         if table is not self._table:
-            self._use_table(table, pile)
-        elif pile is not self._pile:
-            self._pile_part = self._pile_fields(pile)
+            self._use_table(table)
+        if barred is not self._barred:  # at each fine; new bars, tallies, deals more rarely
+            if barred != self._barred:
+                self._seat_memos = [*map(_SEAT_MEMO_OF, zip(self._tallies, barred))]  # noqa: B905
+                self._fines = ()
+            self._barred = barred
+        if fines is not self._fines:
+            self._fines = fines
+            self._seats_format = b"".join(map(_SEAT_FORMAT_OF, self._seat_memos, fines))
+        if pile is not self._pile:
+            # The pile only grows between reshuffles, mostly by one card: then its field is
+            # the last one plus that card's.
+            if pile[:-1] == self._pile:
+                field = self._pile_field + _PILE_FIELD[pile[-1]]
+            else:  # a new deal, a reshuffle, two Jacks
+                field = b"".join(map(_PILE_FIELD_OF, pile))
+            self._pile, self._pile_field = pile, field
+            self._pile_part = self._start_suit + _TOP_CARD_FIELD[pile[-1]] + field
         low = hand & 0x3FFFFFF  # clubs and diamonds: shifts of a one-digit int are cheaper
         high = hand >> 26
         payload = b"".join(
@@ -230,59 +284,31 @@ class MauMauCodec(GameCodec):
                 _HAND_SPADES[high >> 13],
                 self._seats_format % hand_sizes
                 if 0 not in hand_sizes
-                else _seats(hand_sizes, table.tallies, table.fines, table.barred),
+                else _seats(hand_sizes, table.tallies, fines, barred),
                 self._pile_part,
-                self._tails[obs[5:]],
+                _TAILS[obs[7:]],
+                self._previous_field,
             ]
         )
         return _OBSERVATION_PREFIX[len(payload)] + payload
 
-    def _use_table(self, table: MauMauTable, pile: tuple[int, ...]) -> None:
-        """Encode the parts that come from ``table`` (and the pile part, whose start suit does)."""
+    def _use_table(self, table: MauMauTable) -> None:
+        """Encode the parts that come from ``table``; drop the seat and pile parts that
+        depend on it when it changes them."""
         self._table = table
         header_key = table[1:9]  # scoring .. playing_drawn_card
         self._head = self._headers.get(header_key) or self._headers.put(header_key, _header(table))
-        seat_key = (table.tallies, table.fines, table.barred)
-        if seat_key != self._seat_key:
-            self._seat_key = seat_key
-            self._seats_format = self._format(*seat_key)
+        if table.tallies != self._tallies:
+            self._tallies = table.tallies
+            self._barred = ()
         previous = table.previous_deals
         if previous != self._previous_deals:
             self._previous_deals = previous
-            self._tails = _Tails(self._previous(previous))
-        self._start_suit = _START_SUIT_FIELD[table.start_card // 13 + 1]
-        self._pile_part = self._pile_fields(pile)
-
-    def _format(
-        self, tallies: tuple[int, ...], fines: tuple[int, ...], barred: tuple[bool, ...]
-    ) -> bytes:
-        """The ``seats`` entries as a ``bytes % hand_sizes`` format for these tallies, fines
-        and bars (see ``_seat_format``); a fine changes one seat's part, the others are reused.
-        """
-        formats = self._seat_formats
-        return b"".join(
-            [
-                part
-                if (part := formats.get(rest)) is not None
-                else formats.put(rest, _seat_format(rest))
-                for rest in zip(tallies, fines, barred, strict=True)
-            ]
-        )
-
-    def _pile_fields(self, pile: tuple[int, ...]) -> bytes:
-        """The ``start_suit``, ``top_card`` and ``discard_pile`` fields.
-
-        The pile only grows between reshuffles, so its field is the last one plus the cards
-        just discarded when the last pile is a prefix of this one.
-        """
-        last = self._pile
-        count = len(last)
-        if count and len(pile) > count and pile[:count] == last:
-            field = self._pile_field + b"".join(map(_PILE_FIELD_OF, pile[count:]))
-        else:
-            field = b"".join(map(_PILE_FIELD_OF, pile))
-        self._pile, self._pile_field = pile, field
-        return self._start_suit + _TOP_CARD_FIELD[pile[-1]] + field
+            self._previous_field = self._previous(previous)
+        start_suit = _START_SUIT_FIELD[table.start_card // 13 + 1]
+        if start_suit != self._start_suit:  # the pile part starts with it
+            self._start_suit = start_suit
+            self._pile, self._pile_field = (), b""
 
     def card(self, card: int) -> cards_pb2.Card:
         return _CARDS[card]
@@ -303,7 +329,7 @@ class MauMauCodec(GameCodec):
             seats=[
                 mau_mau_pb2.MauMauSeat(hand_size=size, tally=tally, fines=fines, barred=barred)
                 for size, tally, fines, barred in zip(
-                    obs.hand_sizes, table.tallies, table.fines, table.barred, strict=True
+                    obs.hand_sizes, table.tallies, obs.fines, obs.barred, strict=True
                 )
             ],
             start_suit=table.start_card // 13 + 1,  # type: ignore[arg-type]

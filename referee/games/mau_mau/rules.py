@@ -330,9 +330,9 @@ class DealResult:
 
 
 class MauMauTable(NamedTuple):
-    """What every seat sees that changes only when a deal starts or ends, a seat is fined, a
-    Queen reverses the direction or a drawn card may be played: one object shared by all
-    observations until then, so the codec encodes it once."""
+    """What every seat sees that changes only when a deal starts or ends, a Queen reverses
+    the direction or a drawn card may be played: one object shared by all observations until
+    then, so the codec encodes it once."""
 
     num_seats: int
     scoring: str
@@ -344,8 +344,6 @@ class MauMauTable(NamedTuple):
     clockwise: bool
     playing_drawn_card: bool
     start_card: int
-    fines: tuple[int, ...]
-    barred: tuple[bool, ...]
     tallies: tuple[int, ...]
     previous_deals: tuple[DealResult, ...]
 
@@ -358,6 +356,10 @@ class MauMauObservation(NamedTuple):
     hand: int
     """The seat's cards as a bitmask of card ids (``set_bits`` lists them)."""
     hand_sizes: tuple[int, ...]
+    fines: tuple[int, ...]
+    """Each seat's fines this deal (the same tuple until a seat is fined)."""
+    barred: tuple[bool, ...]
+    """Each seat's bar (option barred_for_deal; the same tuple until it changes)."""
     discard_pile: tuple[int, ...]
     """Oldest first; the last card is the one to match."""
     stock_size: int
@@ -374,8 +376,11 @@ class MauMauState(State):
 
     _table_cache: MauMauTable | None = None
     """The observations' shared ``table``, built by ``observe`` when missing and dropped
-    wherever one of its fields changes: a fine or bar (``_stuck``), a deal's end (which deals
-    the next one), a Queen, a drawn card becoming playable (``_stuck``), played or kept."""
+    wherever one of its fields changes: a deal's end (which deals the next one), a Queen, a
+    drawn card becoming playable (``_stuck``), played or kept."""
+    _penalties_cache: tuple[tuple[int, ...], tuple[bool, ...]] | None = None
+    """The observations' ``fines`` and ``barred``, built by ``observe`` when missing and
+    dropped when they change: a fine or bar (``_stuck``), a new deal (``_deal``)."""
 
     def __init__(
         self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
@@ -422,6 +427,7 @@ class MauMauState(State):
         self.direction = 1
         self.fines = [0] * n
         self.barred = [False] * n
+        self._penalties_cache = None
         self.drawn: int | None = None
         self.to_act = (self.dealer + 1) % n
         self._legal: tuple[int, ...] | None = None
@@ -564,7 +570,7 @@ class MauMauState(State):
 
     def _stuck(self, seat: int) -> None:
         self.fines[seat] += 1
-        self._table_cache = None
+        self._penalties_cache = None
         card = self._draw(seat, 1)
         if self.bars:
             self.barred[seat] = True
@@ -572,6 +578,7 @@ class MauMauState(State):
                 self.barred = [False] * self.num_seats
         if self.may_play_drawn and card is not None and self.playable >> card & 1:
             self.drawn = card
+            self._table_cache = None
             return
         self.to_act = (seat + self.direction) % self.num_seats
 
@@ -639,12 +646,13 @@ class MauMauState(State):
                     self.direction == 1,  # clockwise
                     self.drawn is not None,  # playing_drawn_card
                     self.start_card,  # start_card
-                    tuple(self.fines),  # fines
-                    tuple(self.barred),  # barred
                     tuple(self.tallies),  # tallies
                     tuple(self.previous_deals),  # previous_deals
                 ),
             )
+        penalties = self._penalties_cache
+        if penalties is None:
+            penalties = self._penalties_cache = (tuple(self.fines), tuple(self.barred))
         return _new(
             MauMauObservation,
             (
@@ -652,6 +660,8 @@ class MauMauState(State):
                 table,  # table
                 self.hands[seat],  # hand
                 tuple(self.counts),  # hand_sizes
+                penalties[0],  # fines
+                penalties[1],  # barred
                 self.pile,  # discard_pile
                 len(self.stock),  # stock_size
                 self.announced,  # announced_suit
