@@ -14,6 +14,7 @@ from referee.codec.wire import (
     SequenceCache,
     int_field,
     length_delimited,
+    length_prefix,
     message_fields,
     optional_uint_field,
     tag,
@@ -73,7 +74,7 @@ _TRICK_LEADER_FIELD = FieldMemo(_TRICK_LEADER_TAG)
 _TRICK_CARD_FIELD = message_fields(tag(_Trick, "cards"), _CARDS)
 _TRICK_CARD_FIELD_OF = dict(enumerate(_TRICK_CARD_FIELD)).__getitem__
 _TRICK_WINNER_FIELD = FieldMemo(tag(_Trick, "winner"), optional_uint_field)
-_COMPLETED_TRICK_PREFIX = FieldMemo(_COMPLETED_TRICKS_TAG, optional_uint_field)
+_COMPLETED_TRICK_PREFIX = FieldMemo(_COMPLETED_TRICKS_TAG, length_prefix)
 """A ``completed_tricks`` entry's tag and length by length."""
 _AUCTION_CALLS_TAG = tag(_Auction, "calls")
 _AUCTION_BEST_OFFER_TAG = tag(_Auction, "best_offer")
@@ -230,7 +231,7 @@ def _hand_result_field(hand: HandResult) -> bytes:
     return length_delimited(_PREVIOUS_HANDS_TAG, _hand_result(hand).SerializeToString())
 
 
-_OBSERVATION_PREFIX = FieldMemo(_OBSERVATION_TAG, optional_uint_field)
+_OBSERVATION_PREFIX = FieldMemo(_OBSERVATION_TAG, length_prefix)
 """The ``Observation.king`` tag and length by payload length."""
 
 _CARD_FIELD_LENGTH = len(_TRICK_CARD_FIELD[0])

@@ -11,6 +11,7 @@ from referee.codec.wire import (
     SequenceCache,
     int_field,
     length_delimited,
+    length_prefix,
     message_fields,
     optional_uint_field,
     tag,
@@ -136,7 +137,7 @@ def _suit_fields(field_tag: bytes) -> tuple[tuple[bytes, ...], ...]:
 _Obs = klaberjass_pb2.KlaberjassObservation
 _Seat = klaberjass_pb2.KlaberjassSeat
 _Trick = klaberjass_pb2.KlaberjassTrick
-_OBSERVATION_HEAD = FieldMemo(tag(game_pb2.Observation, "klaberjass"), optional_uint_field)
+_OBSERVATION_HEAD = FieldMemo(tag(game_pb2.Observation, "klaberjass"), length_prefix)
 """``[len(payload)]``: the tag and length before an observation's payload."""
 _TARGET_SCORE = FieldMemo(tag(_Obs, "target_score"))
 _HAND_NUMBER = FieldMemo(tag(_Obs, "hand_number"))

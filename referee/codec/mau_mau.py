@@ -13,8 +13,8 @@ from referee.codec.wire import (
     SequenceCache,
     int_field,
     length_delimited,
+    length_prefix,
     message_fields,
-    optional_uint_field,
     tag,
     uint_field,
     varint,
@@ -54,7 +54,7 @@ def _suit_tables(fields: tuple[bytes, ...]) -> tuple[tuple[bytes, ...], ...]:
 
 _Obs = mau_mau_pb2.MauMauObservation
 _Seat = mau_mau_pb2.MauMauSeat
-_OBSERVATION_PREFIX = FieldMemo(tag(game_pb2.Observation, "mau_mau"), optional_uint_field)
+_OBSERVATION_PREFIX = FieldMemo(tag(game_pb2.Observation, "mau_mau"), length_prefix)
 """``[len(payload)]``: the ``Observation.mau_mau`` tag and length before a payload."""
 _SCORING_TAG = tag(_Obs, "scoring")
 _TARGET_TAG = tag(_Obs, "target")

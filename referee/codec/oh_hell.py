@@ -12,13 +12,13 @@ from referee.codec.wire import (
     IdentityCache,
     int_field,
     length_delimited,
+    length_prefix,
     message_fields,
     optional_uint_field,
     packed_ints,
     packed_uints,
     tag,
     uint_field,
-    varint,
 )
 from referee.games.oh_hell.rules import BID_BASE, OH_HELL, HandResult, OhHellObservation
 
@@ -37,12 +37,7 @@ _Trick = oh_hell_pb2.OhHellTrick
 _Result = oh_hell_pb2.OhHellHandResult
 
 
-def _length_prefix(field_tag: bytes, length: int) -> bytes:
-    """A length-delimited field's tag and length: what precedes a payload of ``length`` bytes."""
-    return field_tag + varint(length)
-
-
-_OBSERVATION_PREFIX = FieldMemo(tag(game_pb2.Observation, "oh_hell"), _length_prefix)
+_OBSERVATION_PREFIX = FieldMemo(tag(game_pb2.Observation, "oh_hell"), length_prefix)
 """``Observation.oh_hell``'s tag and length, by length: memoised, as the observation is
 joined from parts and measured at every decision."""
 _DEAL_STYLE_TAG = tag(_Obs, "deal_style")
@@ -55,13 +50,13 @@ _TRUMP_CARD_FIELD = message_fields(tag(_Obs, "trump_card"), _CARDS)
 _HAND_FIELD_OF = dict(enumerate(message_fields(tag(_Obs, "hand"), _CARDS))).__getitem__
 """A ``hand`` entry by card id: a dict's bound ``__getitem__``, which ``map`` calls faster
 than a tuple's (a slot wrapper)."""
-_SEATS_PREFIX = FieldMemo(tag(_Obs, "seats"), _length_prefix)
+_SEATS_PREFIX = FieldMemo(tag(_Obs, "seats"), length_prefix)
 _PHASE_FIELD = {
     True: uint_field(tag(_Obs, "phase"), _PHASE_BIDDING),
     False: uint_field(tag(_Obs, "phase"), _PHASE_PLAYING),
 }
-_CURRENT_TRICK_PREFIX = FieldMemo(tag(_Obs, "current_trick"), _length_prefix)
-_COMPLETED_TRICKS_PREFIX = FieldMemo(tag(_Obs, "completed_tricks"), _length_prefix)
+_CURRENT_TRICK_PREFIX = FieldMemo(tag(_Obs, "current_trick"), length_prefix)
+_COMPLETED_TRICKS_PREFIX = FieldMemo(tag(_Obs, "completed_tricks"), length_prefix)
 _PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
 _SEAT_BID_FIELD = FieldMemo(tag(_Seat, "bid"), optional_uint_field)
 _SEAT_TRICKS_WON_FIELD = FieldMemo(tag(_Seat, "tricks_won"))

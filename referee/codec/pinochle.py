@@ -19,6 +19,7 @@ from referee.codec.wire import (
     SequenceCache,
     int_field,
     length_delimited,
+    length_prefix,
     message_fields,
     optional_uint_field,
     tag,
@@ -143,7 +144,7 @@ _DECK = range(NUM_CARDS)
 _Obs = pinochle_pb2.PinochleObservation
 _Seat = pinochle_pb2.PinochleSeat
 _Trick = pinochle_pb2.PinochleTrick
-_OBSERVATION_HEAD = FieldMemo(tag(game_pb2.Observation, "pinochle"), optional_uint_field)
+_OBSERVATION_HEAD = FieldMemo(tag(game_pb2.Observation, "pinochle"), length_prefix)
 """``[len(payload)]``: the tag and length before an observation's payload."""
 _HAND_NUMBER_TAG = tag(_Obs, "hand_number")
 _DEALER_TAG = tag(_Obs, "dealer")

@@ -154,9 +154,10 @@ class BoundedCache(Generic[K, V]):
 class FieldMemo(dict[int, bytes]):
     """One scalar field's encodings by value, computed on first use: ``memo[value]``.
 
-    A dict whose misses fill themselves (``__missing__``), so a hit is a plain subscript in C
-    rather than a call: for fields written at every decision (scores, counts). Empties itself
-    when full, as values such as scores are not bounded.
+    A dict whose misses fill themselves (``__missing__``): for values that are not bounded
+    (scores, lengths); it empties itself when full. A hit still goes through the subclass's
+    subscript slot (~550 instructions under callgrind, about a Python call), so for small
+    bounded values a prefilled tuple indexed by value is cheaper (~200).
     """
 
     __slots__ = ("_encode", "_field_tag", "_limit")
