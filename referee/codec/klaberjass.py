@@ -14,6 +14,7 @@ from referee.codec.wire import (
     length_prefix,
     message_fields,
     optional_uint_field,
+    suit_tables,
     tag,
     uint_field,
     varint,
@@ -122,18 +123,6 @@ def _hand_result(hand: HandResult) -> klaberjass_pb2.KlaberjassHandResult:
     return message
 
 
-def _suit_fields(field_tag: bytes) -> tuple[tuple[bytes, ...], ...]:
-    """A repeated card field's entries for the cards of a bitmask, one table per suit:
-    ``[suit][mask >> 8 * suit & 0xFF]`` (cards in id order, as ``cards_of``)."""
-    fields = message_fields(field_tag, _CARDS)
-    return tuple(
-        tuple(
-            b"".join([fields[8 * s + r] for r in range(8) if bits >> r & 1]) for bits in range(256)
-        )
-        for s in range(4)
-    )
-
-
 _Obs = klaberjass_pb2.KlaberjassObservation
 _Seat = klaberjass_pb2.KlaberjassSeat
 _Trick = klaberjass_pb2.KlaberjassTrick
@@ -173,7 +162,7 @@ _DIX_EXCHANGED_BY_FIELD = {
     -1: b"",
     **{seat: optional_uint_field(tag(_Obs, "dix_exchanged_by"), seat) for seat in (0, 1)},
 }
-_HAND_SUITS = _suit_fields(tag(_Obs, "hand"))
+_HAND_SUITS = suit_tables(message_fields(tag(_Obs, "hand"), _CARDS), 8)
 _HAND_CLUBS, _HAND_DIAMONDS, _HAND_HEARTS, _HAND_SPADES = _HAND_SUITS
 _SEAT_HEAD = tuple(tag(_Obs, "seats") + varint(size) for size in range(256))
 """``[len(entry)]``: the tag and length before a seat entry (at most about 130 bytes: nine cards

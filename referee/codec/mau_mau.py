@@ -15,6 +15,7 @@ from referee.codec.wire import (
     length_delimited,
     length_prefix,
     message_fields,
+    suit_tables,
     tag,
     uint_field,
     varint,
@@ -38,20 +39,6 @@ _PHASE_PLAY_DRAWN = mau_mau_pb2.MAU_MAU_PHASE_PLAY_DRAWN
 _JACK_INDEX = 9
 
 
-def _suit_tables(fields: tuple[bytes, ...]) -> tuple[tuple[bytes, ...], ...]:
-    """``tables[s][m]``: the fields of suit ``s``'s cards whose in-suit bits are ``m``, in card
-    id order (a hand bitmask's fields in four lookups). Each entry is the one without its
-    lowest card, that card's field in front: 8,192 joins of two per suit, once at import."""
-    tables = []
-    for suit in range(4):
-        table = [b""] * (1 << 13)
-        for bits in range(1, 1 << 13):
-            low = bits & -bits
-            table[bits] = fields[13 * suit + low.bit_length() - 1] + table[bits ^ low]
-        tables.append(tuple(table))
-    return tuple(tables)
-
-
 _Obs = mau_mau_pb2.MauMauObservation
 _Seat = mau_mau_pb2.MauMauSeat
 _OBSERVATION_PREFIX = FieldMemo(tag(game_pb2.Observation, "mau_mau"), length_prefix)
@@ -65,7 +52,7 @@ _DEALER_TAG = tag(_Obs, "dealer")
 _CLOCKWISE_TAG = tag(_Obs, "clockwise")
 _PHASE_TAG = tag(_Obs, "phase")
 _HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
-_HAND_CLUBS, _HAND_DIAMONDS, _HAND_HEARTS, _HAND_SPADES = _suit_tables(_HAND_FIELD)
+_HAND_CLUBS, _HAND_DIAMONDS, _HAND_HEARTS, _HAND_SPADES = suit_tables(_HAND_FIELD, 13)
 _SEATS_TAG = tag(_Obs, "seats")
 _START_SUIT_FIELD = FieldMemo(tag(_Obs, "start_suit"))
 _TOP_CARD_FIELD = message_fields(tag(_Obs, "top_card"), _CARDS)

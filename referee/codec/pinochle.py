@@ -22,6 +22,7 @@ from referee.codec.wire import (
     length_prefix,
     message_fields,
     optional_uint_field,
+    suit_tables,
     tag,
     uint_field,
 )
@@ -107,30 +108,12 @@ def _meld_option(seat: int, trump: int, meld: int) -> pinochle_pb2.PinochleMeld:
     )
 
 
-class _SuitFields(dict[int, bytes]):
-    """One suit's cards of a bitmask as repeated card fields, by the suit's 12 card bits:
-    ``memo[mask >> 12 * suit & 0xFFF]``, each value computed on first use (4,096 at most)."""
-
-    __slots__ = ("_fields",)
-
-    def __init__(self, fields: tuple[bytes, ...]) -> None:
-        super().__init__()
-        self._fields = fields
-
-    def __missing__(self, bits: int) -> bytes:
-        fields = self._fields
-        encoded = self[bits] = b"".join([fields[i] for i in range(12) if bits >> i & 1])
-        return encoded
+def _suit_fields(field_tag: bytes) -> tuple[tuple[bytes, ...], ...]:
+    """A repeated card field's ``suit_tables`` (cards in id order, as ``cards_of``)."""
+    return suit_tables(message_fields(field_tag, _CARDS), 12)
 
 
-def _suit_fields(field_tag: bytes) -> tuple[_SuitFields, _SuitFields, _SuitFields, _SuitFields]:
-    """The four ``_SuitFields`` of a repeated card field (cards in id order, as ``cards_of``)."""
-    fields = message_fields(field_tag, _CARDS)
-    clubs, diamonds, hearts, spades = (_SuitFields(fields[12 * s : 12 * s + 12]) for s in range(4))
-    return clubs, diamonds, hearts, spades
-
-
-def _mask_fields(suits: tuple[_SuitFields, ...], mask: int) -> bytes:
+def _mask_fields(suits: tuple[tuple[bytes, ...], ...], mask: int) -> bytes:
     """The cards of ``mask`` as repeated fields (``suits`` from ``_suit_fields``)."""
     return (
         suits[0][mask & 0xFFF]

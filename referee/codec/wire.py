@@ -122,6 +122,24 @@ def message_fields(field_tag: bytes, messages: Iterable[Message]) -> tuple[bytes
     return tuple(length_delimited(field_tag, message.SerializeToString()) for message in messages)
 
 
+def suit_tables(fields: tuple[bytes, ...], suit_size: int) -> tuple[tuple[bytes, ...], ...]:
+    """Repeated card fields of a hand bitmask in one lookup per suit: ``tables[s][bits]`` holds
+    the fields (from ``fields``, by card id) of suit ``s``'s cards whose in-suit bits are
+    ``bits``, in card-id order, where suit ``s`` owns ids ``suit_size * s`` onwards.
+
+    Built once at import, each entry from the one without its lowest card (one concatenation
+    each); a tuple index is cheaper on every decision than a memo's subscript.
+    """
+    tables = []
+    for suit in range(len(fields) // suit_size):
+        table = [b""] * (1 << suit_size)
+        for bits in range(1, 1 << suit_size):
+            low = bits & -bits
+            table[bits] = fields[suit_size * suit + low.bit_length() - 1] + table[bits ^ low]
+        tables.append(tuple(table))
+    return tuple(tables)
+
+
 K = TypeVar("K")
 V = TypeVar("V")
 
