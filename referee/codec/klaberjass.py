@@ -8,6 +8,7 @@ from cardarena.game.v1 import cards_pb2, game_pb2, klaberjass_pb2
 from referee.codec.base import GameCodec, MalformedActionError
 from referee.codec.wire import (
     FieldMemo,
+    Memo,
     SequenceCache,
     int_field,
     length_delimited,
@@ -211,65 +212,41 @@ def _trick_bytes(trick: Trick) -> bytes:
     )
 
 
-class _CurrentTrickFields(dict[Trick, bytes]):
-    """The whole ``current_trick`` field (a message: always written) by trick, each computed on
-    first use: the engine shares one ``Trick`` per leader and card led, 66 in all."""
-
-    __slots__ = ()
-
-    def __missing__(self, trick: Trick) -> bytes:
-        encoded = self[trick] = length_delimited(_CURRENT_TRICK_TAG, _trick_bytes(trick))
-        return encoded
-
-
-_CURRENT_TRICK_FIELD = _CurrentTrickFields()
-
-
-class _CompletedTrickFields(dict[Trick, bytes]):
-    """A ``completed_tricks`` entry by trick, each computed on first use: the engine shares one
-    ``Trick`` per finished trick (4,000 at most)."""
-
-    __slots__ = ()
-
-    def __missing__(self, trick: Trick) -> bytes:
-        if len(self) >= 8192:  # not from an engine that shares its tricks
-            self.clear()
-        encoded = self[trick] = length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(trick))
-        return encoded
-
-
-_COMPLETED_TRICK_FIELD = _CompletedTrickFields()
+_CURRENT_TRICK_FIELD: Memo[Trick, bytes] = Memo(
+    lambda trick: length_delimited(_CURRENT_TRICK_TAG, _trick_bytes(trick))
+)
+"""The whole ``current_trick`` field (a message: always written) by trick: the engine shares
+one ``Trick`` per leader and card led, 66 in all."""
+_COMPLETED_TRICK_FIELD: Memo[Trick, bytes] = Memo(
+    lambda trick: length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(trick)), limit=8192
+)
+"""A ``completed_tricks`` entry by trick: the engine shares one ``Trick`` per finished trick
+(4,000 at most)."""
 
 
 def _hand_result_field(hand: HandResult) -> bytes:
     return length_delimited(_PREVIOUS_HANDS_TAG, _hand_result(hand).SerializeToString())
 
 
-class _BidsFields(dict[tuple[tuple[int, int], ...], bytes]):
-    """The ``bids`` entries of a hand's bids, for one suit of the turn-up: ``fields[bids]``,
-    computed on first use (a few dozen bidding sequences per suit)."""
+_Bids = tuple[tuple[int, int], ...]
+"""A hand's bids: (seat, action) each."""
 
-    __slots__ = ("_entries",)
 
-    def __init__(self, entries: tuple[tuple[tuple[bytes, ...], ...], ...]) -> None:
-        super().__init__()
-        self._entries = entries
-        """``_BID_FIELDS`` of the suit."""
-
-    def __missing__(self, bids: tuple[tuple[int, int], ...]) -> bytes:
-        if len(self) >= 1024:  # not bids an engine made
-            self.clear()
-        entries = self._entries
-        encoded = self[bids] = b"".join(
+def _bids_fields(entries: tuple[tuple[tuple[bytes, ...], ...], ...]) -> Memo[_Bids, bytes]:
+    """The ``bids`` entries of a hand's bids, for one suit of the turn-up (``entries``:
+    ``_BID_FIELDS`` of the suit), by bidding sequence (a few dozen per suit)."""
+    return Memo(
+        lambda bids: b"".join(
             [
                 entries[seat][index // 2][action - PASS]  # two bids a round
                 for index, (seat, action) in enumerate(bids)
             ]
-        )
-        return encoded
+        ),
+        limit=1024,
+    )
 
 
-_BIDS_FIELDS = tuple(_BidsFields(entries) for entries in _BID_FIELDS)
+_BIDS_FIELDS = tuple(_bids_fields(entries) for entries in _BID_FIELDS)
 """``[turn-up's suit][bids]``"""
 
 

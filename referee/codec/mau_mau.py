@@ -10,6 +10,7 @@ from referee.codec.common import standard_card, standard_card_id
 from referee.codec.wire import (
     BoundedCache,
     FieldMemo,
+    Memo,
     SequenceCache,
     int_field,
     length_delimited,
@@ -146,20 +147,10 @@ class _SeatMemo(dict[int, bytes]):
         return encoded
 
 
-class _SeatMemos(dict[tuple[int, bool], _SeatMemo]):
-    """``_SeatMemo`` by (tally, bar), made on first use and shared by every codec (a tally
-    lasts a deal, fines change within it); empties itself when full."""
-
-    __slots__ = ()
-
-    def __missing__(self, key: tuple[int, bool]) -> _SeatMemo:
-        if len(self) >= 4096:
-            self.clear()
-        memo = self[key] = _SeatMemo(*key)
-        return memo
-
-
-_SEAT_MEMO_OF = _SeatMemos().__getitem__
+_SEAT_MEMOS: Memo[tuple[int, bool], _SeatMemo] = Memo(lambda key: _SeatMemo(*key))
+"""``_SeatMemo`` by (tally, bar), shared by every codec (a tally lasts a deal, fines change
+within it)."""
+_SEAT_MEMO_OF = _SEAT_MEMOS.__getitem__
 _SEAT_FORMAT_OF = _SeatMemo.__getitem__
 
 
@@ -184,26 +175,19 @@ def _seats(
     )
 
 
-class _Tails(dict[tuple[int, int, bool, int | None], bytes]):
-    """The fields from ``stock_size`` to ``drawn_card`` by their values (an observation's
-    last four fields): ``_TAILS[observation[7:]]``, each computed on first use."""
-
-    __slots__ = ()
-
-    def __missing__(self, key: tuple[int, int, bool, int | None]) -> bytes:
-        if len(self) >= 4096:
-            self.clear()
-        stock_size, announced_suit, any_card, drawn_card = key
-        encoded = self[key] = (
-            _STOCK_SIZE[stock_size]
-            + _ANNOUNCED_SUIT_FIELD[announced_suit]
-            + _ANY_CARD_FIELD[any_card]
-            + (b"" if drawn_card is None else _DRAWN_CARD_FIELD[drawn_card])
-        )
-        return encoded
+def _tail(key: tuple[int, int, bool, int | None]) -> bytes:
+    """The fields from ``stock_size`` to ``drawn_card`` (an observation's last four fields)."""
+    stock_size, announced_suit, any_card, drawn_card = key
+    return (
+        _STOCK_SIZE[stock_size]
+        + _ANNOUNCED_SUIT_FIELD[announced_suit]
+        + _ANY_CARD_FIELD[any_card]
+        + (b"" if drawn_card is None else _DRAWN_CARD_FIELD[drawn_card])
+    )
 
 
-_TAILS = _Tails()
+_TAILS = Memo(_tail)
+"""``_TAILS[observation[7:]]``: ``_tail`` by those fields' values."""
 
 
 class MauMauCodec(GameCodec):

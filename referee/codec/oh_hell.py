@@ -10,6 +10,7 @@ from referee.codec.common import standard_card, standard_card_id
 from referee.codec.wire import (
     FieldMemo,
     IdentityCache,
+    Memo,
     int_field,
     length_delimited,
     length_prefix,
@@ -129,21 +130,15 @@ def _hand_result_field(hand: HandResult) -> bytes:
     )
 
 
-class _SeatEntries(dict[tuple[int | None, int, int], bytes]):
-    """``seats`` entries, tag included, by (bid, tricks won, score), computed on first use: a
-    hit is a subscript in C. Empties itself when full, as scores are not bounded."""
-
-    def __missing__(self, key: tuple[int | None, int, int]) -> bytes:
-        if len(self) >= _SEAT_ENTRY_LIMIT:
-            self.clear()
-        bid, tricks_won, score = key
-        payload = (
-            (b"" if bid is None else _SEAT_BID_FIELD[bid])
-            + _SEAT_TRICKS_WON_FIELD[tricks_won]
-            + _SEAT_SCORE_FIELD[score]
-        )
-        entry = self[key] = _SEATS_PREFIX[len(payload)] + payload
-        return entry
+def _seat_entry(key: tuple[int | None, int, int]) -> bytes:
+    """One ``seats`` entry, tag included, by (bid, tricks won, score)."""
+    bid, tricks_won, score = key
+    payload = (
+        (b"" if bid is None else _SEAT_BID_FIELD[bid])
+        + _SEAT_TRICKS_WON_FIELD[tricks_won]
+        + _SEAT_SCORE_FIELD[score]
+    )
+    return _SEATS_PREFIX[len(payload)] + payload
 
 
 class OhHellCodec(GameCodec):
@@ -167,7 +162,7 @@ class OhHellCodec(GameCodec):
         self._scores: tuple[int, ...] = ()
         self._bidding: bool | None = None
         self._seats_and_phase = b""
-        self._seat_entries = _SeatEntries()
+        self._seat_entries = Memo(_seat_entry, _SEAT_ENTRY_LIMIT)
         self._completed: tuple[_FinishedTrick, ...] = ()
         self._completed_bytes = b""
         self._previous: tuple[HandResult, ...] = ()

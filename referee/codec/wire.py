@@ -169,6 +169,26 @@ class BoundedCache(Generic[K, V]):
         return len(self._data)
 
 
+class Memo(dict[K, V]):
+    """Values computed from their key on first use: ``memo[key]``, emptied when full.
+
+    For encoded parts keyed by what they encode (tricks, seat entries, bidding sequences):
+    a hit is a subscript, a miss calls ``compute(key)``.
+    """
+
+    __slots__ = ("_compute", "_limit")
+
+    def __init__(self, compute: Callable[[K], V], limit: int = 4096) -> None:
+        super().__init__()
+        self._compute, self._limit = compute, limit
+
+    def __missing__(self, key: K) -> V:
+        if len(self) >= self._limit:
+            self.clear()
+        value = self[key] = self._compute(key)
+        return value
+
+
 class FieldMemo(dict[int, bytes]):
     """One scalar field's encodings by value, computed on first use: ``memo[value]``.
 
