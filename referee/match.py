@@ -205,7 +205,8 @@ class Match:
 
     def deadline_ms(self, seat: int) -> int:
         """The longest this seat's answer may take: its move allowance plus its bank."""
-        return self.move_allowance_ms(seat) + self.time_banks_ms[seat]
+        allowance_ms, bank_ms = self.clocks_ms[seat]
+        return allowance_ms + bank_ms
 
     def _clock_ms(self, seat: int) -> tuple[int, int]:
         return self.move_allowance_ms(seat), self.time_banks_ms[seat]
