@@ -11,19 +11,27 @@ from referee.codec import codec_for
 from referee.codec.base import varint
 from referee.codec.common import game_settings
 from referee.codec.requests import RequestEncoder, choose_action_request
+from referee.games.api import OptionValue
 from referee.games.registry import game_types, make_game
 from referee.match import FaultPolicy, Match, TimeControl
 
-CASES = [
-    (game_type.name, seats)
+CASES: list[tuple[str, int, dict[str, OptionValue]]] = [
+    (game_type.name, seats, {})
     for game_type in game_types()
     for seats in sorted({game_type.min_seats, game_type.max_seats})
+] + [
+    # Random players declare out within a few moves: without it, whole hands and phase 2
+    # (where each follow rule narrows the legal cards the codec writes from a mask).
+    ("pinochle", 2, {"declare_out": "disabled", "phase2_rule": rule})
+    for rule in ("standard", "must_head", "free")
 ]
 
 
-@pytest.mark.parametrize(("game_name", "seats"), CASES)
-def test_encoded_requests_match_the_message_for_every_decision(game_name: str, seats: int) -> None:
-    game = make_game(game_name, seats)
+@pytest.mark.parametrize(("game_name", "seats", "options"), CASES)
+def test_encoded_requests_match_the_message_for_every_decision(
+    game_name: str, seats: int, options: dict[str, OptionValue]
+) -> None:
+    game = make_game(game_name, seats, options)
     codec, settings = codec_for(game), game_settings(game)
     rng = random.Random(7)
     clocks = [TimeControl(), TimeControl(500, 0, first_move_time_ms=2000), TimeControl(1, 300)]

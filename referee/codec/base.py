@@ -11,9 +11,15 @@ from cardarena.game.v1 import cards_pb2, game_pb2
 from referee.codec.wire import BoundedCache, length_delimited, tag, varint
 from referee.games.api import Game
 
-__all__ = ["GameCodec", "MalformedActionError", "length_delimited", "varint"]
+__all__ = ["GameCodec", "MalformedActionError", "legal_action_field", "length_delimited", "varint"]
 
 _LEGAL_ACTIONS_TAG = tag(bot_service_pb2.ChooseActionRequest, "legal_actions")
+
+
+def legal_action_field(action: game_pb2.Action) -> bytes:
+    """``action`` as one serialized ``ChooseActionRequest.legal_actions`` entry."""
+    return length_delimited(_LEGAL_ACTIONS_TAG, action.SerializeToString())
+
 
 _SHARED_ACTION_CACHES: dict[
     tuple[object, ...],
@@ -96,6 +102,15 @@ class GameCodec(ABC):
             return encoded
         return self._join_action_fields(actions)
 
+    def legal_action_fields(self, state: Any, actions: Sequence[int]) -> bytes:
+        """``encoded_action_fields(actions)`` for ``actions``, the legal actions of ``state``.
+
+        The runner's path on a miss of ``cached_action_fields``; a game whose legal actions
+        are mostly a hand's cards writes them from the state's card mask instead (Pinochle),
+        since each hand's tuple is new and caching it would not pay.
+        """
+        return self.encoded_action_fields(actions)
+
     def _join_action_fields(self, actions: Sequence[int]) -> bytes:
         cache = self._action_field_cache
         try:
@@ -107,8 +122,7 @@ class GameCodec(ABC):
         """The action as one serialized ``ChooseActionRequest.legal_actions`` entry (cached)."""
         cached = self._action_field_cache.get(action)
         if cached is None:
-            payload = self.encode_action(action).SerializeToString()
-            cached = self._action_field_cache[action] = length_delimited(
-                _LEGAL_ACTIONS_TAG, payload
+            cached = self._action_field_cache[action] = legal_action_field(
+                self.encode_action(action)
             )
         return cached

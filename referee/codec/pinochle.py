@@ -8,10 +8,11 @@ ids do not depend on trump (so encoded actions can be cached); the observation's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from cardarena.game.v1 import cards_pb2, game_pb2, pinochle_pb2
-from referee.codec.base import GameCodec, MalformedActionError
+from referee.codec.base import GameCodec, MalformedActionError, legal_action_field
 from referee.codec.wire import (
     BoundedCache,
     FieldMemo,
@@ -245,6 +246,31 @@ _NO_SEAT_ENTRIES = _SeatEntries(SeatView(-1, -1, -1, -1, -1, -1), b"", b"")
 """Entries of no real seat view: what a codec starts from."""
 
 
+def _action_message(action: int) -> game_pb2.Action:
+    """The wire form of an engine action id."""
+    if 0 <= action < MELD_BASE:
+        move = pinochle_pb2.PinochleAction(play=_CARDS[action])
+    elif MELD_BASE <= action < DIX_BASE:
+        cards = _cards(MELDS[action - MELD_BASE].cards)
+        move = pinochle_pb2.PinochleAction(meld=pinochle_pb2.PinochleMeldAction(cards=cards))
+    elif DIX_BASE <= action < DRAW:
+        dix = pinochle_pb2.PinochleExchangeDix(copy=action - DIX_BASE)
+        move = pinochle_pb2.PinochleAction(exchange_dix=dix)
+    elif action == DRAW:
+        move = pinochle_pb2.PinochleAction(draw=pinochle_pb2.PinochleDraw())
+    elif action == DECLARE_OUT:
+        move = pinochle_pb2.PinochleAction(declare_out=pinochle_pb2.PinochleDeclareOut())
+    else:
+        raise ValueError(f"not a Pinochle action: {action}")
+    return game_pb2.Action(pinochle=move)
+
+
+_LEGAL_PLAYS = suit_tables(tuple(legal_action_field(_action_message(c)) for c in _DECK), 12)
+"""``[suit][bits]``: the ``legal_actions`` entries playing those cards of the suit."""
+_LEGAL_CLUBS, _LEGAL_DIAMONDS, _LEGAL_HEARTS, _LEGAL_SPADES = _LEGAL_PLAYS
+_LEGAL_DECLARE_OUT = legal_action_field(_action_message(DECLARE_OUT))
+
+
 class PinochleCodec(GameCodec):
     """Codec for ``referee.games.pinochle``.
 
@@ -383,22 +409,24 @@ class PinochleCodec(GameCodec):
             message.turn_up.CopyFrom(_CARDS[table.turn_up])
         return game_pb2.Observation(pinochle=message)
 
+    def legal_action_fields(self, state: Any, actions: Sequence[int]) -> bytes:
+        """While cards are played, the legal actions are the cards of ``state.legal_cards()``
+        (then declaring out, if open): written a suit at a time from ``_LEGAL_PLAYS``."""
+        cards = state.legal_cards()
+        if not cards:
+            return self.encoded_action_fields(actions)
+        return b"".join(
+            (
+                _LEGAL_CLUBS[cards & 0xFFF],
+                _LEGAL_DIAMONDS[cards >> 12 & 0xFFF],
+                _LEGAL_HEARTS[cards >> 24 & 0xFFF],
+                _LEGAL_SPADES[cards >> 36],
+                _LEGAL_DECLARE_OUT if actions[-1] == DECLARE_OUT else b"",
+            )
+        )
+
     def _encode_action(self, action: int) -> game_pb2.Action:
-        if 0 <= action < MELD_BASE:
-            move = pinochle_pb2.PinochleAction(play=_CARDS[action])
-        elif MELD_BASE <= action < DIX_BASE:
-            cards = _cards(MELDS[action - MELD_BASE].cards)
-            move = pinochle_pb2.PinochleAction(meld=pinochle_pb2.PinochleMeldAction(cards=cards))
-        elif DIX_BASE <= action < DRAW:
-            dix = pinochle_pb2.PinochleExchangeDix(copy=action - DIX_BASE)
-            move = pinochle_pb2.PinochleAction(exchange_dix=dix)
-        elif action == DRAW:
-            move = pinochle_pb2.PinochleAction(draw=pinochle_pb2.PinochleDraw())
-        elif action == DECLARE_OUT:
-            move = pinochle_pb2.PinochleAction(declare_out=pinochle_pb2.PinochleDeclareOut())
-        else:
-            raise ValueError(f"not a Pinochle action: {action}")
-        return game_pb2.Action(pinochle=move)
+        return _action_message(action)
 
     def decode_action(self, message: game_pb2.Action) -> int:
         if message.WhichOneof("game") != "pinochle":

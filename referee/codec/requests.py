@@ -79,7 +79,7 @@ class RequestEncoder:
         clock = self._clocks.get(clock_ms) or self._clocks.put(clock_ms, _clock_field(*clock_ms))
         actions = state.legal_actions()
         legal = (type(actions) is tuple and codec.cached_action_fields(actions)) or (
-            codec.encoded_action_fields(actions)
+            codec.legal_action_fields(state, actions)
         )
         return b"".join(
             [

@@ -663,6 +663,9 @@ PHASE_NO_STOCK = 3
 """Phase 2: tricks after the stock is out."""
 PHASE_OVER = 4
 
+_CARD_PHASES = frozenset((PHASE_STOCK, PHASE_NO_STOCK))
+"""Phases in which the legal actions are card plays."""
+
 _NO_ACTIONS: tuple[int, ...] = ()
 _NO_USED = (0, 0, 0, 0)
 """``used`` of a hand without melds."""
@@ -858,6 +861,8 @@ class PinochleState(State):
     _meld_options: tuple[int, ...] | None
     """The meld actions open in this meld turn; None: to be listed."""
     _legal: tuple[int, ...] | None
+    _legal_cards: int
+    """The card plays among ``_legal`` as a mask (set with it; 0 outside card play)."""
     # Set per game from the options by one dict update (see _fixed_attributes).
     phase2_rule: str
     declare_rule: str
@@ -957,22 +962,15 @@ class PinochleState(State):
     def current_seat(self) -> int:
         return self.to_act
 
-    def legal_actions(self) -> Sequence[int]:
+    def legal_actions(self) -> tuple[int, ...]:
         legal = self._legal
         if legal is None:
-            if self.phase == PHASE_STOCK:  # the common case, inlined
+            phase = self.phase
+            if phase in _CARD_PHASES:
                 hand = self.hands[self.to_act]
-                legal = self._legal = (
-                    *_SUIT_CARDS[0][hand & 0xFFF],
-                    *_SUIT_CARDS[1][hand >> 12 & 0xFFF],
-                    *_SUIT_CARDS[2][hand >> 24 & 0xFFF],
-                    *_SUIT_CARDS[3][hand >> 36],
-                    *self._declare,
-                )
-            elif self.phase == PHASE_NO_STOCK:
-                hand = self.hands[self.to_act]
-                if self.lead >= 0:
+                if phase == PHASE_NO_STOCK and self.lead >= 0:
                     hand = legal_follow_mask(hand, self.lead, self.trump, self.phase2_rule)
+                self._legal_cards = hand
                 legal = self._legal = (
                     *_SUIT_CARDS[0][hand & 0xFFF],
                     *_SUIT_CARDS[1][hand >> 12 & 0xFFF],
@@ -980,35 +978,25 @@ class PinochleState(State):
                     *_SUIT_CARDS[3][hand >> 36],
                     *self._declare,
                 )
-            elif self.phase == PHASE_MELD:
+            elif phase == PHASE_MELD:
+                self._legal_cards = 0
                 found = _NO_ACTIONS if self._melded else self._meld_options
                 if found is None:
                     found = self._find_melds(self.to_act)
                 legal = self._legal = found + self._dix_actions(self.to_act) + self._draw_declare
             else:
+                self._legal_cards = 0
                 legal = self._legal = _NO_ACTIONS
         return legal
 
-    def _compute_legal(self) -> tuple[int, ...]:
-        seat = self.to_act
-        phase = self.phase
-        if phase == PHASE_STOCK:
-            hand = self.hands[seat]
-        elif phase == PHASE_NO_STOCK:
-            hand = self.hands[seat]
-            if self.lead >= 0:
-                hand = legal_follow_mask(hand, self.lead, self.trump, self.phase2_rule)
-        elif phase == PHASE_MELD:
-            return self._meld_actions() + self._dix_actions(seat) + self._draw_declare
-        else:
-            return _NO_ACTIONS
-        return (
-            *_SUIT_CARDS[0][hand & 0xFFF],
-            *_SUIT_CARDS[1][(hand >> 12) & 0xFFF],
-            *_SUIT_CARDS[2][(hand >> 24) & 0xFFF],
-            *_SUIT_CARDS[3][(hand >> 36) & 0xFFF],
-            *self._declare,
-        )
+    def legal_cards(self) -> int:
+        """The card plays among ``legal_actions()``, as a mask of cards (0 outside card play).
+
+        The legal actions are these cards in id order, then declaring out where it is open:
+        what a codec needs to write them a suit at a time instead of an action at a time."""
+        if self._legal is None:
+            self.legal_actions()
+        return self._legal_cards
 
     def _dix_actions(self, seat: int) -> tuple[int, ...]:
         if self._dix_done:
@@ -1022,7 +1010,7 @@ class PinochleState(State):
     def apply(self, action: int) -> None:
         legal = self._legal
         if legal is None:
-            legal = self._compute_legal()
+            legal = self.legal_actions()
         if action not in legal:
             seat = self.to_act
             if seat < 0:
@@ -1227,6 +1215,7 @@ class PinochleState(State):
         self.to_act = -1
         self.phase = PHASE_OVER
         self._legal = _NO_ACTIONS
+        self._legal_cards = 0
 
     # -- results and views --------------------------------------------------------------------
 
