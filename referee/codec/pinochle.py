@@ -149,7 +149,9 @@ _SEAT_SCORE = FieldMemo(tag(_Seat, "score"), int_field)
 _SEAT_HAND_POINTS = FieldMemo(tag(_Seat, "hand_points"), int_field)
 _SEAT_TRICK_POINTS = FieldMemo(tag(_Seat, "trick_points"), int_field)
 _SEAT_TRICKS_WON = FieldMemo(tag(_Seat, "tricks_won"))
-_SEAT_HAND_SIZE = FieldMemo(tag(_Seat, "hand_size"))
+_HAND_SIZE_TAG = tag(_Seat, "hand_size")
+_HAND_SIZE_FIELDS = tuple(uint_field(_HAND_SIZE_TAG, size) for size in range(NUM_CARDS + 1))
+_SEATS_HEAD = FieldMemo(_SEATS_TAG, length_prefix)
 _SEAT_TABLED_SUITS = _suit_fields(tag(_Seat, "tabled"))
 _SEAT_KNOWN_SUITS = _suit_fields(tag(_Seat, "known"))
 _SEAT_MELDS_TAG = tag(_Seat, "melds")
@@ -204,46 +206,38 @@ def _header(table: TableView) -> bytes:
     )
 
 
-class _SeatEntries(dict[int, bytes]):
-    """One seat view's whole ``seats`` entry by hand size (its only field that changes between
-    tables): ``entries[hand_size]``, computed on first use. ``after`` holds the fields after
-    ``hand_size`` (tabled and known cards, then ``melds``, the seat's melds encoded)."""
+SeatParts = tuple[SeatView, bytes, bytes, tuple[bytes, bytes]]
+"""A seat view's ``seats`` entry in parts: (view, its melds encoded, the fields after
+``hand_size`` (tabled and known cards, melds), (the field's head and the fields before
+``hand_size`` when the hand size is 0 (omitted), when it is not)). A hand size is under 128,
+so its field is 2 bytes when present: the two heads cover every size."""
 
-    __slots__ = ("after", "before", "melds", "view")
 
-    def __init__(self, view: SeatView, melds: bytes, after: bytes) -> None:
-        # No dict.__init__: a new dict is empty already.
-        self.view, self.melds, self.after = view, melds, after
-        self.before = (
-            _SEAT_SCORE[view.score]
-            + _SEAT_HAND_POINTS[view.hand_points]
-            + _SEAT_TRICK_POINTS[view.trick_points]
-            + _SEAT_TRICKS_WON[view.tricks_won]
+def _seat_parts(view: SeatView, melds: bytes, last: SeatParts) -> SeatParts:
+    """The parts of ``view`` with its ``melds`` (encoded), keeping ``last``'s fields after
+    ``hand_size`` when neither its cards nor its melds changed (the usual case: tricks change
+    the scalars)."""
+    known = last[0]
+    if known.tabled == view.tabled and known.known == view.known and last[1] == melds:
+        after = last[2]
+    else:
+        after = (
+            _mask_fields(_SEAT_TABLED_SUITS, view.tabled)
+            + _mask_fields(_SEAT_KNOWN_SUITS, view.known)
+            + melds
         )
-
-    def __missing__(self, size: int) -> bytes:
-        entry = self[size] = length_delimited(
-            _SEATS_TAG, self.before + _SEAT_HAND_SIZE[size] + self.after
-        )
-        return entry
-
-
-def _seat_entries(view: SeatView, melds: bytes, last: _SeatEntries) -> _SeatEntries:
-    """The entries of ``view`` with its ``melds`` (encoded), keeping ``last``'s tail when
-    neither its cards nor its melds changed (the usual case: tricks change the scalars)."""
-    known = last.view
-    if known.tabled == view.tabled and known.known == view.known and last.melds == melds:
-        return _SeatEntries(view, melds, last.after)
-    after = (
-        _mask_fields(_SEAT_TABLED_SUITS, view.tabled)
-        + _mask_fields(_SEAT_KNOWN_SUITS, view.known)
-        + melds
+    before = (
+        _SEAT_SCORE[view.score]
+        + _SEAT_HAND_POINTS[view.hand_points]
+        + _SEAT_TRICK_POINTS[view.trick_points]
+        + _SEAT_TRICKS_WON[view.tricks_won]
     )
-    return _SeatEntries(view, melds, after)
+    length = len(before) + len(after)
+    return view, melds, after, (_SEATS_HEAD[length] + before, _SEATS_HEAD[length + 2] + before)
 
 
-_NO_SEAT_ENTRIES = _SeatEntries(SeatView(-1, -1, -1, -1, -1, -1), b"", b"")
-"""Entries of no real seat view: what a codec starts from."""
+_NO_SEAT_PARTS: SeatParts = (SeatView(-1, -1, -1, -1, -1, -1), b"", b"", (b"", b""))
+"""Parts of no real seat view: what a codec starts from."""
 
 
 def _action_message(action: int) -> game_pb2.Action:
@@ -289,23 +283,25 @@ class PinochleCodec(GameCodec):
         self._declared: IdentityCache[bytes] = IdentityCache()
         self._melds_key: tuple[Meld, ...] | None = None
         self._seat_melds: tuple[bytes, bytes] = (b"", b"")
-        self._seats = (_NO_SEAT_ENTRIES, _NO_SEAT_ENTRIES)
+        self._seats = (_NO_SEAT_PARTS, _NO_SEAT_PARTS)
         self._meld_options: BoundedCache[tuple[int, int, int], bytes] = BoundedCache()
         self._completed = SequenceCache(_completed_trick_field)
         self._previous = SequenceCache(_hand_result_field)
         self._tail_key: tuple[tuple[Trick, ...], tuple[HandResult, ...]] = ((), ())
         self._tail = (b"", b"", b"")
-        """Finished tricks, previous hands and both, encoded, for ``_tail_key``."""
+        """Finished tricks, previous hands and both, encoded, for ``_tail_key`` (the engine's
+        tuples: a new one when either changes)."""
         self._parts: tuple[Any, ...] = (None,)
         """``_table_parts`` of the last table (it comes first)."""
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: PinochleObservation = observation
-        seat, table, hand, (size0, size1), current, meld_options = obs
+        seat, table, hand, (size0, size1), cards, meld_options = obs
         parts = self._parts
         if parts[0] is not table:
             parts = self._parts = self._table_parts(table)
-        _, prefix, seat0, seat1, current_tricks, (completed, previous, tail) = parts
+        _, prefix, (_, _, after0, heads0), (_, _, after1, heads1), current, tails = parts
+        completed, previous, tail = tails
         if meld_options:
             offered_cache, trump = self._meld_options, table.trump
             offered = b"".join(
@@ -323,9 +319,13 @@ class PinochleCodec(GameCodec):
                 _HAND_DIAMONDS[hand >> 12 & 0xFFF],
                 _HAND_HEARTS[hand >> 24 & 0xFFF],
                 _HAND_SPADES[hand >> 36],
-                seat0[size0],
-                seat1[size1],
-                current_tricks[current],
+                heads0[size0 > 0],
+                _HAND_SIZE_FIELDS[size0],
+                after0,
+                heads1[size1 > 0],
+                _HAND_SIZE_FIELDS[size1],
+                after1,
+                current[cards],
                 tail,
             )
         )
@@ -333,7 +333,7 @@ class PinochleCodec(GameCodec):
 
     def _table_parts(self, table: TableView) -> tuple[Any, ...]:
         """What ``table`` adds to every observation that shares it, in the order written:
-        (table, fields up to ``phase``, the two seats' ``_SeatEntries``, ``current_trick``
+        (table, fields up to ``phase``, the two seats' ``SeatParts``, ``current_trick``
         fields by cards (``_CURRENT_TRICK_FIELDS``), (finished tricks, previous hands, both))."""
         (_, _, _, _, turn_up, stock_size, phase, seats, melds, leader, completed, previous, _) = (
             table
@@ -341,7 +341,7 @@ class PinochleCodec(GameCodec):
         header_key = table[:4]  # hand number, dealer, target, trump: fixed for a hand
         if header_key != self._header_key:
             self._header_key, self._header = header_key, _header(table)
-        if melds != self._melds_key:  # tuple of the engine's Meld objects: fast compare
+        if melds is not self._melds_key:  # the engine makes a new tuple per meld
             self._melds_key = melds
             declared = self._declared
             fields = [declared.get(m) or declared.put(m, _seat_meld_field(m)) for m in melds]
@@ -351,13 +351,14 @@ class PinochleCodec(GameCodec):
             )
             self._seat_melds = (melds0, melds1)
         seat0, seat1 = self._seats
-        if seats[0] is not seat0.view or self._seat_melds[0] is not seat0.melds:
-            seat0 = _seat_entries(seats[0], self._seat_melds[0], seat0)
-        if seats[1] is not seat1.view or self._seat_melds[1] is not seat1.melds:
-            seat1 = _seat_entries(seats[1], self._seat_melds[1], seat1)
+        if seats[0] is not seat0[0] or self._seat_melds[0] is not seat0[1]:
+            seat0 = _seat_parts(seats[0], self._seat_melds[0], seat0)
+        if seats[1] is not seat1[0] or self._seat_melds[1] is not seat1[1]:
+            seat1 = _seat_parts(seats[1], self._seat_melds[1], seat1)
         self._seats = (seat0, seat1)
         tail_key = (completed, previous)
-        if tail_key != self._tail_key:  # the engine's tuples of shared views: fast compare
+        key_completed, key_previous = self._tail_key
+        if completed is not key_completed or previous is not key_previous:
             done, before = self._completed(completed), self._previous(previous)
             self._tail_key, self._tail = tail_key, (done, before, done + before)
         return (

@@ -827,6 +827,10 @@ _NO_SEAT = SeatView(-1, -1, -1, -1, -1, -1)
 """A seat view no seat has: ``_seats_cache`` before the first table."""
 
 
+_MELD_IDS: dict[tuple[int, ...], tuple[int, ...]] = {}
+"""Meld ids by meld actions (``_offered_melds``), kept: a hand holds few distinct sets."""
+
+
 def _trick_view(trick: tuple[int, int, int, int]) -> Trick:
     leader, lead, follow, winner = trick
     return _new(Trick, (leader, (lead, follow), winner))
@@ -886,7 +890,8 @@ class PinochleState(State):
             fixed = _FIXED_BY_OPTIONS[key] = _fixed_attributes(options)
         self.__dict__.update(fixed)
         self.scores = [0, 0]
-        self.previous_hands: list[HandResult] = []
+        self.previous_hands: tuple[HandResult, ...] = ()
+        """Finished hands, oldest first (a new tuple per hand, shared like ``melds``)."""
         # rng.randrange(2), inlined (the same draws from the generator).
         first = rng.getrandbits(2)
         while first >= 2:
@@ -927,7 +932,8 @@ class PinochleState(State):
         self.tabled = [0, 0]
         self.known = [0, 0]
         """Cards in each hand that the other player has seen go there (melded, turn-up)."""
-        self.melds: list[Meld] = []
+        self.melds: tuple[Meld, ...] = ()
+        """This hand's melds in the order declared (a new tuple per meld: observations share it)."""
         self.trick_points = [0, 0]
         self.tricks_won = [0, 0]
         self.completed: list[tuple[int, int, int, int]] = []
@@ -1118,7 +1124,13 @@ class PinochleState(State):
 
     def _offered_melds(self) -> tuple[int, ...]:
         """The melds the seat in its meld turn may declare now."""
-        return tuple(a - MELD_BASE for a in self._meld_actions())
+        actions = self._meld_actions()
+        offered = _MELD_IDS.get(actions)
+        if offered is None:
+            if len(_MELD_IDS) >= 4096:
+                _MELD_IDS.clear()
+            offered = _MELD_IDS[actions] = tuple(a - MELD_BASE for a in actions)
+        return offered
 
     def _meld(self, seat: int, meld: int) -> None:
         trump = self.trump
@@ -1138,7 +1150,7 @@ class PinochleState(State):
         self.tabled[seat] |= mask
         self.known[seat] |= mask
         self.hand_points[seat] += points
-        self.melds.append(record[seat])
+        self.melds += (record[seat],)
         self._melded = True
         self._meld_options = _NO_ACTIONS
         if not self._dix_actions(seat):
@@ -1199,7 +1211,7 @@ class PinochleState(State):
             self._finish(tuple(self.scores))
 
     def _record_hand(self, last: tuple[int, ...], totals: tuple[int, ...]) -> None:
-        self.previous_hands.append(
+        self.previous_hands += (
             HandResult(
                 self.dealer,
                 self.original_turn_up,
@@ -1207,7 +1219,7 @@ class PinochleState(State):
                 tuple(self.trick_points),
                 last,
                 totals,
-            )
+            ),
         )
 
     def _finish(self, final: tuple[int, ...]) -> None:
@@ -1276,10 +1288,10 @@ class PinochleState(State):
                 len(self.stock) - self.stock_pos,  # stock_size
                 self.phase,  # phase
                 seats,  # seats
-                tuple(self.melds),  # melds
+                self.melds,  # melds
                 self.trick_leader,  # trick_leader
                 completed[1],  # completed_tricks
-                tuple(self.previous_hands),  # previous_hands
+                self.previous_hands,  # previous_hands
                 self.declared_by,  # declared_by
             ),
         )
