@@ -11,6 +11,7 @@ from referee.codec.common import standard_card, standard_card_id
 from referee.codec.wire import (
     BoundedCache,
     FieldMemo,
+    Memo,
     SequenceCache,
     int_field,
     length_delimited,
@@ -270,12 +271,12 @@ class KingCodec(GameCodec):
         self._seat_parts: BoundedCache[tuple[int, ...], _SeatParts] = BoundedCache(16)
         self._auction_key: AuctionView | None = None
         self._auction_field = b""
-        self._calls = SequenceCache(_call_field)
+        self._calls = SequenceCache(Memo(_call_field, 1024))
         self._completed_key: tuple[tuple[int, tuple[int, ...], int], ...] | None = None
         self._previous_key: tuple[HandResult, ...] | None = None
         self._tail = b""
-        self._completed = SequenceCache(_completed_trick_field)
-        self._previous = SequenceCache(_hand_result_field)
+        self._completed = SequenceCache(Memo(_completed_trick_field, 1024))
+        self._previous = SequenceCache(Memo(_hand_result_field, 1024))
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: KingObservation = observation

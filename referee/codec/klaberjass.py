@@ -312,7 +312,7 @@ class KlaberjassCodec(GameCodec):
         """``_seat_parts`` of each seat's last view."""
         self._finished: tuple[tuple[Trick, ...], bytes] = ((), b"")
         """The last finished tricks and their entries."""
-        self._previous = SequenceCache(_hand_result_field)
+        self._previous = SequenceCache(Memo(_hand_result_field, 1024))
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: KlaberjassObservation = observation

@@ -218,7 +218,7 @@ class MauMauCodec(GameCodec):
         self._pile: tuple[int, ...] = ()
         self._pile_field = b""
         self._pile_part = b""
-        self._previous = SequenceCache(_deal_result_field)
+        self._previous = SequenceCache(Memo(_deal_result_field, 1024))
         self._previous_deals: tuple[DealResult, ...] = ()
         self._previous_field = b""
 

@@ -17,6 +17,7 @@ from referee.codec.wire import (
     BoundedCache,
     FieldMemo,
     IdentityCache,
+    Memo,
     SequenceCache,
     int_field,
     length_delimited,
@@ -28,6 +29,7 @@ from referee.codec.wire import (
     uint_field,
 )
 from referee.games.pinochle.rules import (
+    CARD_POINTS,
     DECLARE_OUT,
     DIX_BASE,
     DRAW,
@@ -35,6 +37,7 @@ from referee.games.pinochle.rules import (
     MELDS,
     NUM_CARDS,
     RANKS,
+    TRICKS_PER_HAND,
     HandResult,
     Meld,
     PinochleObservation,
@@ -147,8 +150,13 @@ _MELD_OPTIONS_TAG = tag(_Obs, "meld_options")
 _PREVIOUS_HANDS_TAG = tag(_Obs, "previous_hands")
 _SEAT_SCORE = FieldMemo(tag(_Seat, "score"), int_field)
 _SEAT_HAND_POINTS = FieldMemo(tag(_Seat, "hand_points"), int_field)
-_SEAT_TRICK_POINTS = FieldMemo(tag(_Seat, "trick_points"), int_field)
-_SEAT_TRICKS_WON = FieldMemo(tag(_Seat, "tricks_won"))
+_SEAT_TRICK_POINTS = tuple(
+    int_field(tag(_Seat, "trick_points"), points) for points in range(8 * sum(CARD_POINTS) + 1)
+)
+"""By a hand's card points so far (at most all 48 cards')."""
+_SEAT_TRICKS_WON = tuple(
+    uint_field(tag(_Seat, "tricks_won"), tricks) for tricks in range(TRICKS_PER_HAND + 1)
+)
 _HAND_SIZE_TAG = tag(_Seat, "hand_size")
 _HAND_SIZE_FIELDS = tuple(uint_field(_HAND_SIZE_TAG, size) for size in range(NUM_CARDS + 1))
 _SEATS_HEAD = FieldMemo(_SEATS_TAG, length_prefix)
@@ -182,6 +190,10 @@ def _completed_trick_field(trick: Trick) -> bytes:
     leader, (lead, second), winner = trick
     body = _TRICK_LEADER_FIELDS[leader] + _TRICK_PAIRS[48 * lead + second]
     return length_delimited(_COMPLETED_TRICKS_TAG, body + _TRICK_WINNER_FIELDS[winner])
+
+
+_COMPLETED_TRICK_FIELDS: Memo[Trick, bytes] = Memo(_completed_trick_field, 16384)
+"""Every match's finished tricks, shared: at most 9,216 (leader, cards, winner)."""
 
 
 def _meld_option_field(seat: int, trump: int, meld: int) -> bytes:
@@ -285,8 +297,8 @@ class PinochleCodec(GameCodec):
         self._seat_melds: tuple[bytes, bytes] = (b"", b"")
         self._seats = (_NO_SEAT_PARTS, _NO_SEAT_PARTS)
         self._meld_options: BoundedCache[tuple[int, int, int], bytes] = BoundedCache()
-        self._completed = SequenceCache(_completed_trick_field)
-        self._previous = SequenceCache(_hand_result_field)
+        self._completed = SequenceCache(_COMPLETED_TRICK_FIELDS)
+        self._previous = SequenceCache(Memo(_hand_result_field, 1024))
         self._tail_key: tuple[tuple[Trick, ...], tuple[HandResult, ...]] = ((), ())
         self._tail = (b"", b"", b"")
         """Finished tricks, previous hands and both, encoded, for ``_tail_key`` (the engine's

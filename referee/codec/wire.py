@@ -249,17 +249,17 @@ class SequenceCache(Generic[K]):
 
     Called with the field's entries (hashable, immutable) on every decision: the same entries
     as last time give the last bytes; entries that extend the last ones give the last bytes
-    plus the new entries' bytes; anything else is rebuilt from bytes cached per entry. The
-    comparisons are tuple comparisons in C that stop at identical elements, so entries the
-    engine keeps (and a tuple rebuilt around them by each ``observe``) cost a few ns each.
-    ``encode`` gives one entry's complete field, tag included.
+    plus the new entries' bytes; anything else is rebuilt from ``entries``, a ``Memo`` of each
+    entry's complete field, tag included (a codec's own, or one shared by every match where
+    entries repeat across matches). The comparisons are tuple comparisons in C that stop at
+    identical elements, so entries the engine keeps (and a tuple rebuilt around them by each
+    ``observe``) cost a few ns each.
     """
 
-    __slots__ = ("_encode", "_entries", "_last_items", "_last_value")
+    __slots__ = ("_entries", "_last_items", "_last_value")
 
-    def __init__(self, encode: Callable[[K], bytes], limit: int = 1024) -> None:
-        self._encode = encode
-        self._entries: BoundedCache[K, bytes] = BoundedCache(limit)
+    def __init__(self, entries: Memo[K, bytes]) -> None:
+        self._entries = entries
         self._last_items: tuple[K, ...] = ()
         self._last_value = b""
 
@@ -267,16 +267,11 @@ class SequenceCache(Generic[K]):
         last = self._last_items
         if items is last or items == last:
             return self._last_value
+        entries = self._entries
         count = len(last)
         if count and len(items) > count and items[:count] == last:
-            value = self._last_value + b"".join([self._entry(item) for item in items[count:]])
+            value = self._last_value + b"".join([entries[item] for item in items[count:]])
         else:
-            value = b"".join([self._entry(item) for item in items])
+            value = b"".join([entries[item] for item in items])
         self._last_items, self._last_value = items, value
         return value
-
-    def _entry(self, item: K) -> bytes:
-        encoded = self._entries.get(item)
-        if encoded is None:
-            encoded = self._entries.put(item, self._encode(item))
-        return encoded
