@@ -261,7 +261,7 @@ def test_turn_up_is_drawn_last_by_the_loser_of_trick_12_then_phase_2() -> None:
             legal = state.legal_actions()
             state.apply(legal[rng.randrange(len(legal))])
         assert len(state.completed) == 12 and state.stock_pos == len(state.stock) == 23
-        winner = state.completed[-1][3]
+        winner = state.completed[-1].winner
         assert state.hands[1 - winner] >> face_up & 1 and state.known[1 - winner] >> face_up & 1
         assert state.hands[winner] >> last_face_down & 1
         assert state.hands[0].bit_count() == state.hands[1].bit_count() == 12

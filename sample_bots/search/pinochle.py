@@ -27,6 +27,7 @@ from referee.games.pinochle.rules import (
     PHASE_NO_STOCK,
     RANKS,
     PinochleState,
+    Trick,
     card_id,
     legal_follow_mask,
 )
@@ -55,7 +56,7 @@ def build_state(request: bot_service_pb2.ChooseActionRequest) -> PinochleState:
     for trick in obs.completed_tricks:
         lead, follow = (wire_card_id(card) for card in trick.cards)
         played.update((lead, follow))
-        completed.append((trick.leader, lead, follow, trick.winner))
+        completed.append(Trick(trick.leader, (lead, follow), trick.winner))
     current = [wire_card_id(card) for card in obs.current_trick.cards]
     played.update(current)
     options = options_from_wire(request.settings.options)
@@ -76,7 +77,7 @@ def build_state(request: bot_service_pb2.ChooseActionRequest) -> PinochleState:
     state.hand_points = [seat.hand_points for seat in obs.seats]
     state.trick_points = [seat.trick_points for seat in obs.seats]
     state.tricks_won = [seat.tricks_won for seat in obs.seats]
-    state.completed = completed
+    state.completed = tuple(completed)
     state.phase = PHASE_NO_STOCK
     state.lead = current[0] if current else -1
     state.trick_leader = obs.current_trick.leader

@@ -74,7 +74,6 @@ from referee.games.api import (
 )
 from referee.games.bits import set_bits, suit_card_tables
 from referee.games.cards import Rank, Suit, card_name
-from referee.games.views import ViewCache, extended_views
 
 NUM_CARDS = 48
 HAND_SIZE = 12
@@ -831,18 +830,11 @@ _MELD_IDS: dict[tuple[int, ...], tuple[int, ...]] = {}
 """Meld ids by meld actions (``_offered_melds``), kept: a hand holds few distinct sets."""
 
 
-def _trick_view(trick: tuple[int, int, int, int]) -> Trick:
-    leader, lead, follow, winner = trick
-    return _new(Trick, (leader, (lead, follow), winner))
-
-
 class PinochleState(State):
     """A whole game of two-handed Pinochle, from the first deal to 1,000 (or more)."""
 
     game_type = PINOCHLE_GAME
 
-    _trick_cache: ViewCache[tuple[int, int, int, int], Trick] | None = None
-    """``observe``'s views of one list of finished tricks (``extended_views``)."""
     _table_cache: TableView | None = None
     """``observe``'s table, shared by its observations until something public changes; None:
     to be built. ``apply`` drops it at the end of a trick, when a card known to the other
@@ -936,8 +928,8 @@ class PinochleState(State):
         """This hand's melds in the order declared (a new tuple per meld: observations share it)."""
         self.trick_points = [0, 0]
         self.tricks_won = [0, 0]
-        self.completed: list[tuple[int, int, int, int]] = []
-        """Finished tricks as (leader, card led, second card, winner)."""
+        self.completed: tuple[Trick, ...] = ()
+        """This hand's finished tricks (a new tuple per trick: observations share it)."""
         self.to_act = self.trick_leader = 1 - dealer
         if turn_up >> 1 == 6 * trump + self.bonus_rank:
             self.hand_points = [TURNUP_BONUS, 0] if dealer == 0 else [0, TURNUP_BONUS]
@@ -1055,8 +1047,9 @@ class PinochleState(State):
         winner = seat if _FOLLOWER_WINS[trump][index] else 1 - seat
         self.trick_points[winner] += _TRICK_POINTS[index]
         self.tricks_won[winner] += 1
+        trick = _new(Trick, (1 - seat, (lead, action), winner))
+        self.completed += (trick,)
         completed = self.completed
-        completed.append((1 - seat, lead, action, winner))
         self.lead = -1
         self.to_act = self.trick_leader = winner
         if self.phase == PHASE_STOCK:
@@ -1273,9 +1266,6 @@ class PinochleState(State):
         if view1 != seat1:
             view1 = _new(SeatView, seat1)
         self._seats_cache = seats = (view0, view1)
-        self._trick_cache = completed = extended_views(
-            self._trick_cache, self.completed, _trick_view
-        )
         turn_up = self.turn_up
         return _new(
             TableView,
@@ -1290,7 +1280,7 @@ class PinochleState(State):
                 seats,  # seats
                 self.melds,  # melds
                 self.trick_leader,  # trick_leader
-                completed[1],  # completed_tricks
+                self.completed,  # completed_tricks
                 self.previous_hands,  # previous_hands
                 self.declared_by,  # declared_by
             ),
