@@ -36,6 +36,7 @@ from referee.games.pinochle.rules import (
     MELD_BASE,
     MELDS,
     NUM_CARDS,
+    PHASE_OVER,
     RANKS,
     TRICKS_PER_HAND,
     HandResult,
@@ -141,8 +142,8 @@ _TURN_UP_FIELD: dict[int | None, bytes] = {
     None: b"",
     **dict(enumerate(message_fields(tag(_Obs, "turn_up"), _CARDS))),
 }
-_STOCK_SIZE = FieldMemo(tag(_Obs, "stock_size"))
-_PHASE_FIELD = FieldMemo(tag(_Obs, "phase"))
+_STOCK_SIZE = tuple(uint_field(tag(_Obs, "stock_size"), size) for size in range(NUM_CARDS))
+_PHASE_FIELD = tuple(uint_field(tag(_Obs, "phase"), phase) for phase in range(PHASE_OVER + 1))
 _HAND_CLUBS, _HAND_DIAMONDS, _HAND_HEARTS, _HAND_SPADES = _suit_fields(tag(_Obs, "hand"))
 _SEATS_TAG = tag(_Obs, "seats")
 _COMPLETED_TRICKS_TAG = tag(_Obs, "completed_tricks")
@@ -368,14 +369,25 @@ class PinochleCodec(GameCodec):
         if seats[1] is not seat1[0] or self._seat_melds[1] is not seat1[1]:
             seat1 = _seat_parts(seats[1], self._seat_melds[1], seat1)
         self._seats = (seat0, seat1)
-        tail_key = (completed, previous)
         key_completed, key_previous = self._tail_key
         if completed is not key_completed or previous is not key_previous:
-            done, before = self._completed(completed), self._previous(previous)
-            self._tail_key, self._tail = tail_key, (done, before, done + before)
+            done, before, _ = self._tail
+            if completed is not key_completed:
+                done = self._completed(completed)
+            if previous is not key_previous:
+                before = self._previous(previous)
+            self._tail_key, self._tail = (completed, previous), (done, before, done + before)
+        prefix = b"".join(
+            (
+                self._header,
+                _TURN_UP_FIELD[turn_up],
+                _STOCK_SIZE[stock_size],
+                _PHASE_FIELD[phase],
+            )
+        )
         return (
             table,
-            self._header + _TURN_UP_FIELD[turn_up] + _STOCK_SIZE[stock_size] + _PHASE_FIELD[phase],
+            prefix,
             seat0,
             seat1,
             _CURRENT_TRICK_FIELDS[leader],
