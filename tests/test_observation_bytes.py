@@ -17,7 +17,16 @@ import pytest
 from cardarena.game.v1 import game_pb2
 from referee.codec import codec_for
 from referee.codec.base import GameCodec
-from referee.codec.wire import BoundedCache, IdentityCache, signed_varint, tag
+from referee.codec.wire import (
+    HEADS_LIMIT,
+    BoundedCache,
+    IdentityCache,
+    length_delimited,
+    length_heads,
+    length_prefix,
+    signed_varint,
+    tag,
+)
 from referee.games.api import Game, GameType, InvalidOptionsError, OptionValue
 from referee.games.registry import game_types, make_game
 from referee.match import Match
@@ -145,3 +154,13 @@ def test_caches_are_bounded() -> None:
         assert identity.get(obj) == index
     assert identity.get(objects[0]) is None
     assert identity.get(object()) is None
+
+
+def test_length_heads_are_the_field_heads_protobuf_writes() -> None:
+    field_tag = tag(game_pb2.Observation, "pinochle")
+    heads = length_heads(field_tag)
+    assert len(heads) == HEADS_LIMIT
+    for length in (0, 1, 127, 128, 300, HEADS_LIMIT - 1):
+        assert heads[length] == length_prefix(field_tag, length)
+        payload = length_delimited(field_tag, b"x" * length)
+        assert payload == heads[length] + b"x" * length

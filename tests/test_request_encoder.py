@@ -51,3 +51,13 @@ def test_encoded_requests_match_the_message_for_every_decision(
 def test_varint_matches_protobuf(value: int) -> None:
     message = bot_service_pb2.ChooseActionRequest(move_index=value)
     assert message.SerializeToString() == (b"\x38" + varint(value) if value else b"")
+
+
+@pytest.mark.parametrize("move_index", [0, 127, 128, 4095, 4096, 100_000])
+def test_move_index_is_encoded_past_the_prefilled_table(move_index: int) -> None:
+    game = make_game("oh-hell", 4)
+    codec, settings = codec_for(game), game_settings(game)
+    match = Match(game, 3)
+    match.move_index = move_index  # as after that many moves (the table holds 4,096)
+    encoded = RequestEncoder(codec, settings, "m").encode(match)
+    assert encoded == choose_action_request(match, codec, settings, "m").SerializeToString()

@@ -14,6 +14,7 @@ from typing import Any
 from cardarena.game.v1 import cards_pb2, game_pb2, pinochle_pb2
 from referee.codec.base import GameCodec, MalformedActionError, legal_action_field
 from referee.codec.wire import (
+    HEADS_LIMIT,
     BoundedCache,
     FieldMemo,
     IdentityCache,
@@ -21,6 +22,7 @@ from referee.codec.wire import (
     SequenceCache,
     int_field,
     length_delimited,
+    length_heads,
     length_prefix,
     message_fields,
     optional_uint_field,
@@ -132,7 +134,8 @@ _DECK = range(NUM_CARDS)
 _Obs = pinochle_pb2.PinochleObservation
 _Seat = pinochle_pb2.PinochleSeat
 _Trick = pinochle_pb2.PinochleTrick
-_OBSERVATION_HEAD = FieldMemo(tag(game_pb2.Observation, "pinochle"), length_prefix)
+_OBSERVATION_TAG = tag(game_pb2.Observation, "pinochle")
+_OBSERVATION_HEADS = length_heads(_OBSERVATION_TAG)
 """``[len(payload)]``: the tag and length before an observation's payload."""
 _HAND_NUMBER_TAG = tag(_Obs, "hand_number")
 _DEALER_TAG = tag(_Obs, "dealer")
@@ -342,7 +345,10 @@ class PinochleCodec(GameCodec):
                 tail,
             )
         )
-        return _OBSERVATION_HEAD[len(payload)] + payload
+        size = len(payload)
+        if size < HEADS_LIMIT:
+            return _OBSERVATION_HEADS[size] + payload
+        return length_prefix(_OBSERVATION_TAG, size) + payload
 
     def _table_parts(self, table: TableView) -> tuple[Any, ...]:
         """What ``table`` adds to every observation that shares it, in the order written:

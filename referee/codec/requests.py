@@ -15,9 +15,11 @@ from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import options_pb2
 from referee.codec.base import GameCodec
 from referee.codec.wire import (
+    HEADS_LIMIT,
     BoundedCache,
     FieldMemo,
     length_delimited,
+    length_heads,
     length_prefix,
     tag,
     uint_field,
@@ -27,10 +29,14 @@ from referee.match import Match
 _Request = bot_service_pb2.ChooseActionRequest
 _SEAT_FIELDS = FieldMemo(tag(_Request, "seat"))
 """The ``seat`` field by seat (omitted for seat 0, as proto3 does)."""
-_OBSERVATION_HEADS = FieldMemo(tag(_Request, "observation"), length_prefix)
-"""The ``observation`` field's tag and length, by length."""
+_OBSERVATION_TAG = tag(_Request, "observation")
+_OBSERVATION_HEADS = length_heads(_OBSERVATION_TAG)
+"""The ``observation`` field's tag and length, by length (below ``HEADS_LIMIT``)."""
 _TIME_CONTROL_TAG = tag(_Request, "time_control")
-_MOVE_INDEX_FIELDS = FieldMemo(tag(_Request, "move_index"))
+_MOVE_INDEX_TAG = tag(_Request, "move_index")
+_MOVE_INDEX_LIMIT = 4096
+_MOVE_INDEX_FIELDS = tuple(uint_field(_MOVE_INDEX_TAG, index) for index in range(_MOVE_INDEX_LIMIT))
+"""The ``move_index`` field by index, below ``_MOVE_INDEX_LIMIT`` (omitted at 0)."""
 _MOVE_TIME_TAG = tag(bot_service_pb2.TimeControl, "move_time_ms")
 _TIME_BANK_TAG = tag(bot_service_pb2.TimeControl, "time_bank_ms")
 
@@ -81,14 +87,19 @@ class RequestEncoder:
         legal = (type(actions) is tuple and codec.cached_action_fields(actions)) or (
             codec.legal_action_fields(state, actions)
         )
+        size, index = len(observation), match.move_index
         return b"".join(
             [
                 self._heads[seat],
-                _OBSERVATION_HEADS[len(observation)],
+                _OBSERVATION_HEADS[size]
+                if size < HEADS_LIMIT
+                else length_prefix(_OBSERVATION_TAG, size),
                 observation,
                 legal,
                 clock,
-                _MOVE_INDEX_FIELDS[match.move_index],
+                _MOVE_INDEX_FIELDS[index]
+                if index < _MOVE_INDEX_LIMIT
+                else uint_field(_MOVE_INDEX_TAG, index),
             ]
         )
 
