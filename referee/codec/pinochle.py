@@ -15,7 +15,6 @@ from cardarena.game.v1 import cards_pb2, game_pb2, pinochle_pb2
 from referee.codec.base import GameCodec, MalformedActionError, legal_action_field
 from referee.codec.wire import (
     HEADS_LIMIT,
-    BoundedCache,
     FieldMemo,
     IdentityCache,
     Memo,
@@ -200,8 +199,17 @@ _COMPLETED_TRICK_FIELDS: Memo[Trick, bytes] = Memo(_completed_trick_field, 16384
 """Every match's finished tricks, shared: at most 9,216 (leader, cards, winner)."""
 
 
-def _meld_option_field(seat: int, trump: int, meld: int) -> bytes:
+def _meld_option_field(key: int) -> bytes:
+    """The ``meld_options`` entry of ``key = (2 * trump + seat) * len(MELDS) + meld``."""
+    choice, meld = divmod(key, len(MELDS))
+    trump, seat = divmod(choice, 2)
     return length_delimited(_MELD_OPTIONS_TAG, _meld_option(seat, trump, meld).SerializeToString())
+
+
+_MELD_OPTION_FIELDS: Memo[int, bytes] = Memo(_meld_option_field, 8 * len(MELDS))
+"""Every match's offered melds, shared (``_meld_option_field`` keys)."""
+_SEAT_MELD_FIELDS: IdentityCache[bytes] = IdentityCache(4096)
+"""Declared melds' ``melds`` entries: the engine's records are shared constants."""
 
 
 def _seat_meld_field(meld: Meld) -> bytes:
@@ -296,11 +304,9 @@ class PinochleCodec(GameCodec):
         super().__init__(game)
         self._header_key: tuple[int, ...] = ()
         self._header = b""
-        self._declared: IdentityCache[bytes] = IdentityCache()
         self._melds_key: tuple[Meld, ...] | None = None
         self._seat_melds: tuple[bytes, bytes] = (b"", b"")
         self._seats = (_NO_SEAT_PARTS, _NO_SEAT_PARTS)
-        self._meld_options: BoundedCache[tuple[int, int, int], bytes] = BoundedCache()
         self._completed = SequenceCache(_COMPLETED_TRICK_FIELDS)
         self._previous = SequenceCache(Memo(_hand_result_field, 1024))
         self._tail_key: tuple[tuple[Trick, ...], tuple[HandResult, ...]] = ((), ())
@@ -319,14 +325,8 @@ class PinochleCodec(GameCodec):
         _, prefix, (_, _, after0, heads0), (_, _, after1, heads1), current, tails = parts
         completed, previous, tail = tails
         if meld_options:
-            offered_cache, trump = self._meld_options, table.trump
-            offered = b"".join(
-                [
-                    offered_cache.get((seat, trump, meld))
-                    or offered_cache.put((seat, trump, meld), _meld_option_field(seat, trump, meld))
-                    for meld in meld_options
-                ]
-            )
+            fields, first = _MELD_OPTION_FIELDS, (2 * table.trump + seat) * len(MELDS)
+            offered = b"".join([fields[first + meld] for meld in meld_options])
             tail = completed + offered + previous
         payload = b"".join(
             (
@@ -362,7 +362,7 @@ class PinochleCodec(GameCodec):
             self._header_key, self._header = header_key, _header(table)
         if melds is not self._melds_key:  # the engine makes a new tuple per meld
             self._melds_key = melds
-            declared = self._declared
+            declared = _SEAT_MELD_FIELDS
             fields = [declared.get(m) or declared.put(m, _seat_meld_field(m)) for m in melds]
             melds0, melds1 = (
                 b"".join([field for m, field in zip(melds, fields, strict=True) if m.seat == s])
