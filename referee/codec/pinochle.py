@@ -220,14 +220,20 @@ def _hand_result_field(hand: HandResult) -> bytes:
     return length_delimited(_PREVIOUS_HANDS_TAG, _hand_result(hand).SerializeToString())
 
 
-def _header(table: TableView) -> bytes:
-    """The fields from ``hand_number`` to ``trump``: fixed for a hand."""
+def _header(key: tuple[int, ...]) -> bytes:
+    """The fields from ``hand_number`` to ``trump`` (``key``, a table's first four): fixed for
+    a hand."""
+    hand_number, dealer, target, trump = key
     return (
-        uint_field(_HAND_NUMBER_TAG, table.hand_number)
-        + uint_field(_DEALER_TAG, table.dealer)
-        + uint_field(_TARGET_TAG, table.target)
-        + uint_field(_TRUMP_TAG, table.trump + 1)
+        uint_field(_HAND_NUMBER_TAG, hand_number)
+        + uint_field(_DEALER_TAG, dealer)
+        + uint_field(_TARGET_TAG, target)
+        + uint_field(_TRUMP_TAG, trump + 1)
     )
+
+
+_HEADERS: Memo[tuple[int, ...], bytes] = Memo(_header)
+"""Every match's headers, shared: a few targets, hand numbers, dealers and trumps."""
 
 
 SeatParts = tuple[SeatView, bytes, bytes, tuple[bytes, bytes]]
@@ -359,7 +365,7 @@ class PinochleCodec(GameCodec):
         )
         header_key = table[:4]  # hand number, dealer, target, trump: fixed for a hand
         if header_key != self._header_key:
-            self._header_key, self._header = header_key, _header(table)
+            self._header_key, self._header = header_key, _HEADERS[header_key]
         if melds is not self._melds_key:  # the engine makes a new tuple per meld
             self._melds_key = melds
             declared = _SEAT_MELD_FIELDS

@@ -73,7 +73,6 @@ class RequestEncoder:
         ).SerializeToString()
         self._heads = [prefix + _SEAT_FIELDS[seat] for seat in range(codec.game.num_seats)]
         """Match id, settings and seat: fixed per seat for the whole match."""
-        self._clocks: BoundedCache[tuple[int, int], bytes] = BoundedCache(256)
 
     def encode(self, match: Match) -> bytes:
         """The serialized request for the seat to act in ``match``."""
@@ -82,7 +81,7 @@ class RequestEncoder:
         seat = state.current_seat()
         observation = codec.observation_bytes(state.observe(seat))
         clock_ms = match.clocks_ms[seat]
-        clock = self._clocks.get(clock_ms) or self._clocks.put(clock_ms, _clock_field(*clock_ms))
+        clock = _CLOCK_FIELDS.get(clock_ms) or _CLOCK_FIELDS.put(clock_ms, _clock_field(*clock_ms))
         actions = state.legal_actions()
         legal = (type(actions) is tuple and codec.cached_action_fields(actions)) or (
             codec.legal_action_fields(state, actions)
@@ -110,3 +109,8 @@ def _clock_field(move_time_ms: int, time_bank_ms: int) -> bytes:
         _TIME_CONTROL_TAG,
         uint_field(_MOVE_TIME_TAG, move_time_ms) + uint_field(_TIME_BANK_TAG, time_bank_ms),
     )
+
+
+_CLOCK_FIELDS: BoundedCache[tuple[int, int], bytes] = BoundedCache(4096)
+"""``time_control`` fields by (move allowance, bank), shared by every match: most matches of a
+ladder start from the same clock, and banks only shrink when a bot overruns."""
