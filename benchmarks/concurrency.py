@@ -24,6 +24,7 @@ state holds at its end (engine, move log), measured in-process with tracemalloc.
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
 import itertools
 import json
@@ -83,6 +84,8 @@ def referee_client(args: argparse.Namespace) -> dict[str, Any]:
     # the round-trip figures show how long decisions really took.
     clock = TimeControl(move_time_ms=120_000, time_bank_ms=0)
     counts = {"decisions": 0, "faults": 0, "started": 0, "finished": 0}
+    fault_kinds: collections.Counter[str] = collections.Counter()
+    """Faults in the window by kind and a sample detail (see the table's last column)."""
     elapsed: list[int] = []
     measuring = False
     result: dict[str, Any] = {}
@@ -98,6 +101,8 @@ def referee_client(args: argparse.Namespace) -> dict[str, Any]:
             counts["started"] += 1
         if log.fault is not None:
             counts["faults"] += 1
+            if measuring:
+                fault_kinds[f"{log.fault.kind.name}: {log.fault.detail[:80]}"] += 1
         if measuring:
             elapsed.append(log.elapsed_us)
 
@@ -132,6 +137,7 @@ def referee_client(args: argparse.Namespace) -> dict[str, Any]:
             result["wall_s"] = time.perf_counter() - start[1]
             result["calls"] = counts["decisions"] - start[2]
             result["faults"] = counts["faults"] - start[3]
+            result["fault_kinds"] = dict(fault_kinds.most_common(3))
             measuring = False
             result["rss_per_match"] = (rss_bytes() - rss_before) / args.in_flight
             result["threads"] = thread_count()
@@ -267,6 +273,7 @@ def main() -> None:
                 **{k: run[k] for k in ("rtt_median_ms", "rtt_p99_ms", "threads", "ramp_s")},
                 "kb_per_match": run["rss_per_match"] / 1024,
                 "faults": run["faults"],
+                "fault_kinds": run["fault_kinds"],
             }
             rows.append(row)
             print(
@@ -277,6 +284,8 @@ def main() -> None:
                 f"{row['faults']:6d}",
                 flush=True,
             )
+            for kind, count in run["fault_kinds"].items():
+                print(f"  {count} x {kind}")
             if "traced" in run:
                 print(f"Python memory per match in flight at {level} (tracemalloc, top sites):")
                 traced: list[tuple[str, float]] = run["traced"]  # type: ignore[assignment]
