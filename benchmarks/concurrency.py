@@ -284,7 +284,8 @@ def main() -> None:
                 f"{row['faults']:6d}",
                 flush=True,
             )
-            for kind, count in run["fault_kinds"].items():
+            kinds: dict[str, int] = run["fault_kinds"]  # type: ignore[assignment]
+            for kind, count in kinds.items():
                 print(f"  {count} x {kind}")
             if "traced" in run:
                 print(f"Python memory per match in flight at {level} (tracemalloc, top sites):")
