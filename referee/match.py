@@ -179,8 +179,8 @@ class Match:
         self.move_index = 0
         """The index of the next move: the number of moves made so far."""
         self._default_rng: random.Random | None = None
-        """Draws the seeded-random default actions; made at the first (seeding costs ~4 µs,
-        and most matches have no fault)."""
+        """Draws the seeded-random default actions; made at the first fault (seeding costs
+        ~4 µs, and most matches have none)."""
         self._outcome: Outcome | None = None
 
     # -- what the runner asks ----------------------------------------------------------------

@@ -300,10 +300,12 @@ class PinochleCodec(GameCodec):
 
     ``observation_bytes`` encodes the engine's shared table once per table (the engine makes a
     new one only when something public changes) in ``_table_parts``: the fields up to
-    ``phase``, each seat's entries by hand size (a seat view that did not change keeps them),
-    the finished tricks and previous hands (both appended to as the match goes). Per decision
-    it adds the hand (cached per suit's cards), the seats at their hand sizes, the current
-    trick (a table) and any meld options.
+    ``phase``, each seat's ``SeatParts`` (a seat view that did not change keeps them), the
+    finished tricks and previous hands (both appended to as the match goes). Per decision it
+    adds the hand (per suit, from tables), each seat's entry at its hand size, the current
+    trick (a table) and any meld options. Legal card plays are written from the engine's mask
+    (``legal_action_fields``); parts that repeat across matches (finished tricks, offered and
+    declared melds, hand headers) are encoded once per process.
     """
 
     def __init__(self, game: Any) -> None:
