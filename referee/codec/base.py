@@ -102,18 +102,12 @@ class GameCodec(ABC):
             return encoded
         return self._join_action_fields(actions)
 
-    legal_from_state = False
-    """Whether the runner should ask ``legal_action_fields`` first, without looking the tuple
-    up in ``cached_action_fields``: for games whose legal tuples are mostly new (a hand's
-    cards) and written from the state instead."""
-
     def legal_action_fields(self, state: Any, actions: Sequence[int]) -> bytes:
         """``encoded_action_fields(actions)`` for ``actions``, the legal actions of ``state``.
 
-        The runner's path on a miss of ``cached_action_fields`` (or first, with
-        ``legal_from_state``); a game whose legal actions are mostly a hand's cards writes
-        them from the state's card mask instead (Pinochle), since each hand's tuple is new
-        and caching it would not pay.
+        The runner's path on a miss of ``cached_action_fields``; a game whose legal actions
+        are mostly a hand's cards writes them from the state's card mask instead (Pinochle),
+        since each hand's tuple is new and caching it would not pay.
         """
         return self.encoded_action_fields(actions)
 

@@ -448,8 +448,6 @@ class PinochleCodec(GameCodec):
             message.turn_up.CopyFrom(_CARDS[table.turn_up])
         return game_pb2.Observation(pinochle=message)
 
-    legal_from_state = True
-
     def legal_action_fields(self, state: Any, actions: Sequence[int]) -> bytes:
         """While cards are played, the legal actions are the cards of ``state.legal_cards()``
         (then declaring out, if open): written a suit at a time from ``_LEGAL_PLAYS``."""

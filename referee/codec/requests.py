@@ -83,12 +83,9 @@ class RequestEncoder:
         clock_ms = match.clocks_ms[seat]
         clock = _CLOCK_FIELDS.get(clock_ms) or _CLOCK_FIELDS.put(clock_ms, _clock_field(*clock_ms))
         actions = state.legal_actions()
-        if codec.legal_from_state:
-            legal = codec.legal_action_fields(state, actions)
-        else:
-            legal = (type(actions) is tuple and codec.cached_action_fields(actions)) or (
-                codec.legal_action_fields(state, actions)
-            )
+        legal = (type(actions) is tuple and codec.cached_action_fields(actions)) or (
+            codec.legal_action_fields(state, actions)
+        )
         size, index = len(observation), match.move_index
         return b"".join(
             [
