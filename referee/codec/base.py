@@ -103,13 +103,16 @@ class GameCodec(ABC):
         return self._join_action_fields(actions)
 
     def legal_action_fields(self, state: Any, actions: Sequence[int]) -> bytes:
-        """``encoded_action_fields(actions)`` for ``actions``, the legal actions of ``state``.
+        """``encoded_action_fields(actions)`` for ``actions``, the legal actions of ``state``:
+        the runner's path (a tuple seen before is one C call, ``cached_action_fields``).
 
-        The runner's path on a miss of ``cached_action_fields``; a game whose legal actions
-        are mostly a hand's cards writes them from the state's card mask instead (Pinochle),
-        since each hand's tuple is new and caching it would not pay.
+        A game whose legal actions are mostly a hand's cards overrides it to write them from
+        the state's card mask (Pinochle): each hand's tuple is new, so looking it up would
+        miss, and caching it would not pay.
         """
-        return self.encoded_action_fields(actions)
+        return (type(actions) is tuple and self.cached_action_fields(actions)) or (
+            self.encoded_action_fields(actions)
+        )
 
     def _join_action_fields(self, actions: Sequence[int]) -> bytes:
         cache = self._action_field_cache

@@ -82,10 +82,7 @@ class RequestEncoder:
         observation = codec.observation_bytes(state.observe(seat))
         clock_ms = match.clocks_ms[seat]
         clock = _CLOCK_FIELDS.get(clock_ms) or _CLOCK_FIELDS.put(clock_ms, _clock_field(*clock_ms))
-        actions = state.legal_actions()
-        legal = (type(actions) is tuple and codec.cached_action_fields(actions)) or (
-            codec.legal_action_fields(state, actions)
-        )
+        legal = codec.legal_action_fields(state, state.legal_actions())
         size, index = len(observation), match.move_index
         return b"".join(
             [
