@@ -296,3 +296,17 @@ def test_the_guard_checks_again_at_connection_when_dns_has_changed_since() -> No
             await await_aio(lambda: house_server.stop(0))
 
     aio_bridge.run(main)
+
+
+def test_the_command_line_takes_the_guards_switches_and_self_play() -> None:
+    from arena.cli import build_parser
+
+    parser = build_parser()
+    serve = parser.parse_args(
+        ["serve", "--allow-endpoint-network", "10.1.0.0/24", "--allow-endpoint-network", "fd00::/8"]
+    )
+    assert serve.allow_endpoint_network == ["10.1.0.0/24", "fd00::/8"]
+    assert not serve.allow_private_endpoints
+    assert parser.parse_args(["serve", "--allow-private-endpoints"]).allow_private_endpoints
+    ladder = parser.parse_args(["create-ladder", "x", "--game", "oh-hell", "--allow-self-play"])
+    assert ladder.allow_self_play
