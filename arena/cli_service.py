@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.client import ArenaClient
+from arena.endpoint_guard import GuardPolicy, parse_networks
 from arena.ladder import ArenaConfig
 from arena.server import ServeOptions, serve
 from cardarena.arena.v1 import arena_service_pb2 as pb
@@ -43,12 +44,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     token = _admin_token(args)
     if not token:
         raise SystemExit("error: give the admin token (--admin-token-file or ARENA_ADMIN_TOKEN)")
+    try:
+        networks = parse_networks(args.allow_endpoint_network)
+    except ValueError as error:
+        raise SystemExit(f"error: --allow-endpoint-network: {error}") from None
     options = ServeOptions(
         listen=args.listen,
         metrics_listen=args.metrics_listen or None,
         database=args.database_url or args.db,
         admin_token=token,
         shutdown_grace_s=args.shutdown_grace_s,
+        endpoint_policy=GuardPolicy(args.allow_private_endpoints, networks),
         arena=ArenaConfig(
             worker_id=args.worker_id,
             workers=args.workers,
@@ -231,6 +237,7 @@ def cmd_create_ladder(args: argparse.Namespace) -> int:
         max_faults=args.max_faults,
         duplicate_deals=args.duplicate,
         concurrency=args.concurrency,
+        allow_self_play=args.allow_self_play,
     )
     try:
         ladder = _client(args).call("CreateLadder", pb.CreateLadderRequest(config=config)).ladder
@@ -277,6 +284,20 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     serve_parser.add_argument("--workers", type=int, default=16, help="matches played at once")
     serve_parser.add_argument("--health-interval-s", type=float, default=30.0)
     serve_parser.add_argument("--shutdown-grace-s", type=float, default=10.0)
+    serve_parser.add_argument(
+        "--allow-private-endpoints",
+        action="store_true",
+        help="turn the endpoint guard off: bots may be at loopback or private addresses "
+        "(local use only; the arena's own ports stay refused)",
+    )
+    serve_parser.add_argument(
+        "--allow-endpoint-network",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="also allow bot endpoints in this network, e.g. house bots at 10.1.0.0/24 "
+        "(repeatable)",
+    )
     serve_parser.set_defaults(run=cmd_serve)
 
     health_parser = commands.add_parser("health", help="exit 0 if the arena is SERVING")
@@ -315,6 +336,11 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     create.add_argument("--max-faults", type=int, default=5)
     create.add_argument("--duplicate", action="store_true", help="duplicate deals")
     create.add_argument("--concurrency", type=int, default=4, help="matches at once")
+    create.add_argument(
+        "--allow-self-play",
+        action="store_true",
+        help="let one owner's bots meet in a match (an operator's own ladder)",
+    )
     create.set_defaults(run=cmd_create_ladder)
     fetch = client_parser("fetch", "download a match record")
     fetch.add_argument("match_id")

@@ -18,13 +18,15 @@ from typing import Any, TypeVar
 
 import trio
 
+from arena.endpoint_guard import EndpointRefused
+from arena.endpoint_resolver import EndpointGuard
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
 from arena.store.calls import call_store
 from arena.store.repository import CHANGE_GRACE_US, HOUSE_RANDOM, Claim, Store, now_us
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import record_pb2
 from referee.aio_bridge import await_aio
-from referee.bot_client import BotPool
+from referee.bot_client import BotPool, Refused
 from referee.codec.common import options_from_wire
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, Match, MoveLog, TimeControl
@@ -33,6 +35,10 @@ from referee.runner import MatchSpec, play_match
 
 log = logging.getLogger("arena.ladder")
 T = TypeVar("T")
+
+REFUSED_DETAIL = "the arena does not call this endpoint"
+"""What a match record says of a seat whose endpoint the guard refused at connection time
+(public: it says nothing about the address)."""
 
 
 @dataclass(frozen=True)
@@ -102,12 +108,14 @@ class Arena:
         metrics: Metrics,
         house_endpoint: str,
         config: ArenaConfig | None = None,
+        guard: EndpointGuard | None = None,
     ) -> None:
         self.store = store
         self.pool = pool
         self.metrics = metrics
         self.house_endpoint = house_endpoint
         self.config = config or ArenaConfig()
+        self.guard = guard or EndpointGuard()
         self.live: dict[str, LiveMatch] = {}
         self.stop = trio.Event()
         self.finished = trio.Event()
@@ -167,7 +175,7 @@ class Arena:
                 continue
             pool = await self._pool(ladder_id, config.settings.game)
             while queued < target:
-                players = pool.pick(config.settings.num_seats)
+                players = pool.pick(config.settings.num_seats, config.allow_self_play)
                 if not players:
                     break
                 planned = plan_set(players, self._rng, config.duplicate_deals)
@@ -258,8 +266,21 @@ class Arena:
             live.publish(None)
             del self.live[claim.match_id]
 
+    async def connect_target(self, endpoint: str) -> str | Refused:
+        """What the referee connects to for a bot's endpoint: the endpoint checked by the guard
+        again, now (its name may resolve elsewhere than at registration), as an IP target; or
+        ``Refused``, which the referee turns into an UNREACHABLE fault without connecting."""
+        try:
+            return (await await_aio(lambda: self.guard.check(endpoint))).target
+        except EndpointRefused as refused:
+            log.info("not connecting to a bot endpoint: %s", refused.detail)
+            return Refused(REFUSED_DETAIL)
+
     async def _spec_for(self, claim: Claim) -> MatchSpec:
-        endpoints = [endpoint or self.house_endpoint for endpoint in claim.endpoints]
+        endpoints = [
+            await self.connect_target(endpoint) if endpoint else self.house_endpoint
+            for endpoint in claim.endpoints
+        ]
         if claim.ladder_id is None:
             bot = next(b for b in claim.seats if b != HOUSE_RANDOM)
             game_name = (await self.db(self.store.bot, bot)).game
@@ -331,7 +352,7 @@ class Arena:
         results: dict[str, bool] = {}
 
         async def probe(bot_id: str, endpoint: str) -> None:
-            result = await self.pool.get(endpoint).get_info(5.0)
+            result = await self.pool.get(await self.connect_target(endpoint)).get_info(5.0)
             results[bot_id] = result.fault is None
 
         async with trio.open_nursery() as nursery:

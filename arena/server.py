@@ -20,6 +20,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
+from arena.endpoint_guard import GuardPolicy
+from arena.endpoint_resolver import EndpointGuard
 from arena.ladder import Arena, ArenaConfig
 from arena.service import ArenaServicer
 from arena.store.db import open_database
@@ -45,6 +47,9 @@ class ServeOptions:
     database: str = "arena.sqlite3"
     admin_token: str = ""
     shutdown_grace_s: float = 10.0
+    endpoint_policy: GuardPolicy = field(default_factory=GuardPolicy)
+    """Which bot endpoints the arena calls (on by default: public addresses only); the
+    arena's own listening sockets are added once bound."""
     arena: ArenaConfig = field(default_factory=ArenaConfig)
 
 
@@ -55,12 +60,15 @@ async def serve(
     database = open_database(options.database)
     store = Store(database)
     metrics = Metrics(STATE_CLASSES)
+    guard = EndpointGuard(options.endpoint_policy)
     if options.metrics_listen:
         metrics_host, metrics_port = options.metrics_listen.rsplit(":", 1)
-        start_http_server(int(metrics_port), addr=metrics_host)
+        metrics_server, _ = start_http_server(int(metrics_port), addr=metrics_host)
+        guard.add_own_socket(metrics_host, metrics_server.server_port)
     house_server, house_address = await await_aio(lambda: start_server(make_random_bot()))
+    guard.add_own_socket(*_host_port(house_address))
     pool = BotPool()
-    arena = Arena(store, pool, metrics, house_address, options.arena)
+    arena = Arena(store, pool, metrics, house_address, options.arena, guard)
     server = grpc.aio.server()
     arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(
         ArenaServicer(store, arena, options.admin_token), server
@@ -75,6 +83,7 @@ async def serve(
         raise OSError(f"cannot listen on {options.listen}")
     await await_aio(server.start)
     address = f"{options.listen.rsplit(':', 1)[0]}:{api_port}"
+    guard.add_own_socket(*_host_port(address))
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(arena.run)
@@ -110,6 +119,11 @@ async def serve(
             await await_aio(lambda: house_server.stop(0.5))
             await pool.close()
             database.close()
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host, int(port)
 
 
 async def _stop_on_signal(arena: Arena) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
 import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NoReturn, TypeVar
@@ -16,6 +17,7 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 import grpc.aio
 
+from arena.endpoint_guard import EndpointRefused, GuardedTarget
 from arena.ladder import Arena
 from arena.store.calls import call_store
 from arena.store.repository import Store, StoreError
@@ -25,11 +27,11 @@ from referee.codec.common import game_description, option_value, options_from_wi
 from referee.games.api import RulesError
 from referee.games.registry import STATE_CLASSES, game_types, make_game
 
+log = logging.getLogger("arena.service")
 Context = grpc.aio.ServicerContext[Any, Any]
 T = TypeVar("T")
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-ENDPOINT = re.compile(r"^[A-Za-z0-9_.:\[\]-]+:[0-9]{1,5}$")
 STATE_NAMES = {
     pb.BOT_STATE_ACTIVE: "active",
     pb.BOT_STATE_PAUSED: "paused",
@@ -63,6 +65,22 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         except StoreError as error:
             await _abort(context, grpc.StatusCode[error.code], str(error))
 
+    async def _guarded(self, context: Context, endpoint: str) -> GuardedTarget:
+        """The endpoint checked by the guard (parsed, resolved, every address allowed), or
+        INVALID_ARGUMENT with a reason that says nothing about the target."""
+        try:
+            target = await self.arena.guard.check(endpoint)
+        except EndpointRefused as refused:
+            log.debug("endpoint refused: %s", refused.detail)
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, refused.public)
+        if target.tls:
+            await _abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "tls:// endpoints are not supported by this arena yet",
+            )
+        return target
+
     async def ListGames(
         self, request: pb.ListGamesRequest, context: Context
     ) -> pb.ListGamesResponse:
@@ -84,12 +102,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"unknown game {request.game!r}; known: {', '.join(STATE_CLASSES)}",
             )
-        if not ENDPOINT.match(request.endpoint):
-            await _abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"endpoint must be host:port (got {request.endpoint!r})",
-            )
+        target = await self._guarded(context, request.endpoint)
         bot, token = await self._call(
             context,
             self.store.register_bot,
@@ -99,18 +112,16 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             request.game,
             request.endpoint,
             request.version or "0",
+            target.address_key,
         )
         return pb.RegisterBotResponse(bot=bot.to_proto(), owner_token=token or "")
 
     async def UpdateBot(
         self, request: pb.UpdateBotRequest, context: Context
     ) -> pb.UpdateBotResponse:
-        if request.endpoint and not ENDPOINT.match(request.endpoint):
-            await _abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"endpoint must be host:port (got {request.endpoint!r})",
-            )
+        address = None
+        if request.endpoint:
+            address = (await self._guarded(context, request.endpoint)).address_key
         bot = await self._call(
             context,
             self.store.update_bot,
@@ -118,6 +129,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             _token(context),
             request.endpoint,
             request.version,
+            address,
         )
         return pb.UpdateBotResponse(bot=bot.to_proto())
 

@@ -124,6 +124,38 @@ class BotEndpoint:
         await await_aio(lambda: self._channel.close())
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A seat whose endpoint the caller (the arena's endpoint guard) refused to connect to:
+    the referee never calls it, and every call to it is an UNREACHABLE fault with ``detail``
+    (neutral words: the record is public)."""
+
+    detail: str
+    label: str = "(refused)"
+    """What the match record shows as the seat's endpoint."""
+
+
+class RefusedEndpoint(BotEndpoint):
+    """A ``Refused`` seat: no channel, and every call answers UNREACHABLE at once."""
+
+    def __init__(self, refused: Refused) -> None:  # no channel: nothing to connect to
+        self.target = refused.label
+        self._fault = Fault(FaultKind.UNREACHABLE, refused.detail)
+
+    async def call(self, make_call: Callable[[], Awaitable[Any]]) -> CallResult:
+        """A fault; ``make_call`` is never run."""
+        return CallResult(None, self._fault, 0)
+
+    async def choose_action(
+        self, request: bot_service_pb2.ChooseActionRequest | bytes, timeout_s: float
+    ) -> CallResult:
+        """A fault (the base class would reach for the channel first)."""
+        return CallResult(None, self._fault, 0)
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
 class BotPool:
     """Every endpoint the referee talks to, each with exactly one channel."""
 
@@ -131,8 +163,11 @@ class BotPool:
         self._endpoints: dict[str, BotEndpoint] = {}
         self._max_concurrent_calls = max_concurrent_calls
 
-    def get(self, target: str) -> BotEndpoint:
-        """The endpoint for ``target``, creating its channel on first use."""
+    def get(self, target: str | Refused) -> BotEndpoint:
+        """The endpoint for ``target``, creating its channel on first use (a ``Refused`` seat
+        gets one that never connects)."""
+        if isinstance(target, Refused):
+            return RefusedEndpoint(target)
         endpoint = self._endpoints.get(target)
         if endpoint is None:
             endpoint = self._endpoints[target] = BotEndpoint(target, self._max_concurrent_calls)
