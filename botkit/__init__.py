@@ -12,6 +12,22 @@ actions and its clock. Return one of ``request.legal_actions``. ``time_left_s()`
 ``choose`` gives the seconds left before the referee's deadline for this move.
 """
 
-from botkit.server import Bot, ChooseFn, serve, serve_async, time_left_s
+from botkit.server import (
+    Bot,
+    ChooseFn,
+    caller_identities,
+    serve,
+    serve_async,
+    time_left_s,
+)
+from botkit.tls import ServerTls
 
-__all__ = ["Bot", "ChooseFn", "serve", "serve_async", "time_left_s"]
+__all__ = [
+    "Bot",
+    "ChooseFn",
+    "ServerTls",
+    "caller_identities",
+    "serve",
+    "serve_async",
+    "time_left_s",
+]
