@@ -10,6 +10,10 @@
 ``request`` is a ``cardarena.bot.v1.ChooseActionRequest``: the seat's observation, its legal
 actions and its clock. Return one of ``request.legal_actions``. ``time_left_s()`` inside
 ``choose`` gives the seconds left before the referee's deadline for this move.
+
+``serve(..., tls_cert=..., tls_key=...)`` serves TLS (register the bot as ``tls://host:port``);
+``client_ca=...`` also requires the caller's certificate, whose names ``caller_identities()``
+gives inside ``choose``. A port already in use stops ``serve`` with a one-line error.
 """
 
 from botkit.server import (
