@@ -74,7 +74,8 @@ class GuardedTarget:
     """A checked address to connect to: what the referee is given instead of the endpoint."""
 
     target: str
-    """A gRPC target that needs no DNS: ``ipv4:1.2.3.4:50051`` or ``ipv6:[2001:db8::1]:50051``."""
+    """A gRPC target that needs no DNS: ``ipv4:1.2.3.4:50051`` or ``ipv6:[2001:db8::1]:50051``
+    (``tls://NAME@ipv4:...`` for a TLS endpoint: see ``referee.bot_client.open_channel``)."""
     address_key: str
     """The address and port in canonical form (``1.2.3.4:50051``, ``[2001:db8::1]:50051``):
     equal for two endpoints that reach the same socket."""
@@ -272,6 +273,8 @@ def target_of(address: IPAddress, port: int, endpoint: Endpoint) -> GuardedTarge
         key, target = f"{address}:{port}", f"ipv4:{address}:{port}"
     else:
         key, target = f"[{address}]:{port}", f"ipv6:[{address}]:{port}"
+    if endpoint.tls:  # the referee dials the address and checks the certificate's name
+        target = f"tls://{endpoint.host}@{target}"
     return GuardedTarget(target, key, endpoint.tls, endpoint.host)
 
 

@@ -73,12 +73,6 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         except EndpointRefused as refused:
             log.debug("endpoint refused: %s", refused.detail)
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, refused.public)
-        if target.tls:
-            await _abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "tls:// endpoints are not supported by this arena yet",
-            )
         return target
 
     async def ListGames(

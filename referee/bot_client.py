@@ -3,6 +3,7 @@
 Channels are ``grpc.aio`` objects living on the host loop of ``aio_bridge``; every call goes
 through ``aio_bridge.await_aio`` so a cancelled trio scope cancels the RPC. A bot's answer is
 capped at ``MAX_RESPONSE_BYTES``; keepalive stays within what a default gRPC server accepts.
+An endpoint written ``tls://host:port`` gets a TLS channel with the pool's credentials.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import grpc
 import grpc.aio
 import trio
 
+from botkit.tls import ClientTls
 from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
 from referee.aio_bridge import await_aio
 from referee.match import Fault, FaultKind
@@ -38,6 +40,25 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 
 
 CHOOSE_ACTION_METHOD = "/cardarena.bot.v1.BotService/ChooseAction"
+
+TLS_SCHEME = "tls://"
+"""An endpoint written ``tls://host:port`` is dialled with TLS, its host name verified."""
+
+
+def open_channel(target: str, tls: grpc.ChannelCredentials | None = None) -> grpc.aio.Channel:
+    """A channel to a bot endpoint: ``tls://host:port`` over TLS with ``tls`` (None: gRPC's
+    default roots), anything else in plaintext. The host name stays in the target, so gRPC
+    verifies the bot's certificate against it. ``tls://NAME@ADDRESS`` (what the arena's
+    endpoint guard hands over: an address it checked, such as ``ipv4:1.2.3.4:443``) dials
+    ADDRESS and verifies the certificate against NAME, so gRPC does no DNS of its own."""
+    if target[: len(TLS_SCHEME)].lower() != TLS_SCHEME:
+        return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+    credentials = tls or grpc.ssl_channel_credentials()
+    name, at, address = target[len(TLS_SCHEME) :].rpartition("@")
+    if not at:
+        return grpc.aio.secure_channel(address, credentials, CHANNEL_OPTIONS)
+    options = (*CHANNEL_OPTIONS, ("grpc.ssl_target_name_override", name))
+    return grpc.aio.secure_channel(address, credentials, options)
 
 
 def _since_us(started_ns: int) -> int:
@@ -68,9 +89,11 @@ def classify(error: grpc.aio.AioRpcError) -> Fault:
 class BotEndpoint:
     """One bot address: a reused channel, a stub and a limit on concurrent calls."""
 
-    def __init__(self, target: str, max_concurrent_calls: int) -> None:
+    def __init__(
+        self, target: str, max_concurrent_calls: int, tls: grpc.ChannelCredentials | None = None
+    ) -> None:
         self.target = target
-        self._channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self._channel = open_channel(target, tls)
         self.stub = bot_service_pb2_grpc.BotServiceStub(self._channel)
         # ChooseAction again, taking a request already serialized (``RequestEncoder``).
         self._choose_action_bytes: grpc.aio.UnaryUnaryMultiCallable[
@@ -157,11 +180,20 @@ class RefusedEndpoint(BotEndpoint):
 
 
 class BotPool:
-    """Every endpoint the referee talks to, each with exactly one channel."""
+    """Every endpoint the referee talks to, each with exactly one channel.
 
-    def __init__(self, max_concurrent_calls: int = MAX_CONCURRENT_CALLS_PER_ENDPOINT) -> None:
+    ``tls`` is what ``tls://`` endpoints are verified against and the client certificate the
+    referee presents to them (None: gRPC's default roots, no client certificate).
+    """
+
+    def __init__(
+        self,
+        max_concurrent_calls: int = MAX_CONCURRENT_CALLS_PER_ENDPOINT,
+        tls: ClientTls | None = None,
+    ) -> None:
         self._endpoints: dict[str, BotEndpoint] = {}
         self._max_concurrent_calls = max_concurrent_calls
+        self._tls = None if tls is None else tls.credentials()
 
     def get(self, target: str | Refused) -> BotEndpoint:
         """The endpoint for ``target``, creating its channel on first use (a ``Refused`` seat
@@ -170,7 +202,9 @@ class BotPool:
             return RefusedEndpoint(target)
         endpoint = self._endpoints.get(target)
         if endpoint is None:
-            endpoint = self._endpoints[target] = BotEndpoint(target, self._max_concurrent_calls)
+            endpoint = self._endpoints[target] = BotEndpoint(
+                target, self._max_concurrent_calls, self._tls
+            )
         return endpoint
 
     async def close(self) -> None:

@@ -222,6 +222,11 @@ def test_a_name_is_refused_if_any_address_it_resolves_to_is() -> None:
     )
     mapped = check_addresses(endpoint, [ip("::ffff:8.8.8.8")], policy)
     assert (mapped.target, mapped.address_key) == ("ipv4:8.8.8.8:50051", "8.8.8.8:50051")
+    secure = check_addresses(parse_endpoint("tls://bot.example:443"), [ip("8.8.8.8")], policy)
+    assert (secure.target, secure.address_key) == (
+        "tls://bot.example@ipv4:8.8.8.8:443",
+        "8.8.8.8:443",
+    )
 
 
 class ChangingDns:
