@@ -21,6 +21,7 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
 from arena.ladder import Arena, ArenaConfig
+from arena.limits import ApiLimits, LimitInterceptor, LimitsConfig
 from arena.service import ArenaServicer
 from arena.store.db import open_database
 from arena.store.repository import Store
@@ -46,6 +47,7 @@ class ServeOptions:
     admin_token: str = ""
     shutdown_grace_s: float = 10.0
     arena: ArenaConfig = field(default_factory=ArenaConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
 
 
 async def serve(
@@ -61,9 +63,10 @@ async def serve(
     house_server, house_address = await await_aio(lambda: start_server(make_random_bot()))
     pool = BotPool()
     arena = Arena(store, pool, metrics, house_address, options.arena)
-    server = grpc.aio.server()
+    limits = ApiLimits(options.limits)  # rate limits: one interceptor for every API call
+    server = grpc.aio.server(interceptors=[LimitInterceptor(limits, options.admin_token)])
     arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(
-        ArenaServicer(store, arena, options.admin_token), server
+        ArenaServicer(store, arena, options.admin_token, limits), server
     )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
