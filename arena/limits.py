@@ -128,6 +128,11 @@ class StreamLimiter:
     def __len__(self) -> int:
         return len(self._open)
 
+    @property
+    def streams(self) -> int:
+        """Streams open in all."""
+        return self._count
+
     def open(self, key: str) -> str | None:
         """Count a stream opening for ``key``: None if allowed, else why not."""
         with self._lock:
@@ -324,9 +329,9 @@ async def refuse(context: grpc.aio.ServicerContext[Any, Any], what: str, wait_s:
     )
 
 
-def retry_after(metadata: Sequence[Any] | Mapping[str, str] | None) -> int | None:
+def retry_after(metadata: Any) -> int | None:
     """The ``retry-after`` seconds of a refusal's trailing metadata, if it has one (clients)."""
-    items = metadata.items() if isinstance(metadata, Mapping) else metadata or ()
+    items = metadata.items() if isinstance(metadata, Mapping) else metadata or ()  # or pairs
     for key, value in items:
         if key == RETRY_AFTER:
             text = value.decode() if isinstance(value, bytes) else str(value)
