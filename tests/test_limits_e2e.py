@@ -222,12 +222,13 @@ def test_a_banned_owners_bots_stop_being_scheduled_and_its_token_is_refused(
         assert code == 0 and "3 bot(s)" in out, out
         banned_at = time.time_ns() // 1000
 
-        for method, request in (
+        attempts: list[tuple[str, Any]] = [
             ("UpdateBot", pb.UpdateBotRequest(bot_id=ids["ann"][0], version="2")),
             ("SetBotState", pb.SetBotStateRequest(bot_id=ids["ann"][0], state=pb.BOT_STATE_ACTIVE)),
             ("RegisterBot", register("ann", "another")),
             ("RotateToken", pb.RotateTokenRequest(owner="ann")),
-        ):
+        ]
+        for method, request in attempts:
             error = refusal(anonymous, method, request, tokens["ann"])
             assert error.code() == grpc.StatusCode.PERMISSION_DENIED, (method, error)
             assert "banned by the operator: colluding" in error.details(), error.details()
