@@ -92,7 +92,10 @@ def cmd_health(args: argparse.Namespace) -> int:
 
 
 def _client(args: argparse.Namespace) -> ArenaClient:
-    return ArenaClient(args.server, args.token or os.environ.get("ARENA_TOKEN"))
+    token = args.token or os.environ.get("ARENA_TOKEN")
+    if getattr(args, "token_file", None):
+        token = Path(args.token_file).read_text().strip()
+    return ArenaClient(args.server, token)
 
 
 def _fail(error: grpc.RpcError) -> int:
@@ -421,6 +424,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         parser = commands.add_parser(name, help=help_text)
         parser.add_argument("--server", default="127.0.0.1:50050")
         parser.add_argument("--token", default=None, help="owner or admin token ($ARENA_TOKEN)")
+        parser.add_argument(
+            "--token-file", default=None, help="read the token from this file (not shown in ps)"
+        )
         return parser
 
     register = client_parser("register", "register a bot")

@@ -192,7 +192,7 @@ class LimitsConfig:
 
     peer_requests: Rate = Rate(20, 1.0)
     """Every call from one address (network /64 for IPv6), reads and writes alike."""
-    peer_new_owners: Rate = Rate(10, 3600.0)
+    peer_new_owners: Rate = Rate(5, 3600.0)
     """Registrations that create an owner, per address."""
     token_writes: Rate = Rate(60, 60.0)
     """Calls that change something (register, update, set state, rotate), per owner token."""

@@ -65,18 +65,18 @@ def owners_in(db: Path) -> int:
 
 
 def test_a_registration_flood_is_refused_with_retry_after(tmp_path: Path) -> None:
-    with arena_service(tmp_path) as service:  # the default limits: 10 new owners an hour
+    with arena_service(tmp_path) as service:  # the default limits: 5 new owners an hour
         anonymous = service.client()
-        for index in range(10):
+        for index in range(5):
             assert anonymous.call("RegisterBot", register(f"flood{index}")).owner_token
-        refused = refusal(anonymous, "RegisterBot", register("flood10"))
+        refused = refusal(anonymous, "RegisterBot", register("flood5"))
         assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "new owners from your address" in refused.details()
         wait = retry_after(refused.trailing_metadata())
-        assert wait is not None and 1 <= wait <= 360, "10/h: one more every 6 minutes"
-        assert owners_in(service.db) == 10, "a refused registration leaves nothing"
+        assert wait is not None and 1 <= wait <= 720, "5/h: one more every 12 minutes"
+        assert owners_in(service.db) == 5, "a refused registration leaves nothing"
 
-        code, out = cli(service.address, "register", "--owner", "flood11", "--name", "b",
+        code, out = cli(service.address, "register", "--owner", "flood6", "--name", "b",
                         "--game", "oh-hell", "--endpoint", "127.0.0.1:9")  # fmt: skip
         assert code == 2 and "RESOURCE_EXHAUSTED" in out, out
         assert re.search(r"retry after \d+ s", out), out
