@@ -12,10 +12,13 @@ from pathlib import Path
 import grpc
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from arena.client import ArenaClient
 from arena.endpoint_guard import GuardPolicy, parse_networks
 from arena.ladder import ArenaConfig
+from arena.limits import LimitsConfig, Rate, retry_after
+from arena.render import literal
 from arena.server import ServeOptions, serve
 from arena.store.db import DatabaseInUse
 from botkit.server import ListenError
@@ -69,6 +72,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ),
         tls=ServerTls(args.tls_cert, args.tls_key, args.tls_client_ca) if args.tls_cert else None,
         bot_tls=ClientTls(args.bot_ca_file, args.bot_client_cert, args.bot_client_key),
+        limits=LimitsConfig(
+            peer_requests=args.limit_peer_requests,
+            peer_new_owners=args.limit_peer_new_owners,
+            token_writes=args.limit_token_writes,
+            peer_watch_streams=args.limit_peer_watch_streams,
+            watch_streams=args.limit_watch_streams,
+            owner_bots=args.limit_owner_bots,
+            owner_registrations_per_hour=args.limit_owner_registrations,
+            registration_open=args.registration == "open",
+        ),
     )
 
     async def main() -> None:
@@ -125,12 +138,28 @@ def cmd_health(args: argparse.Namespace) -> int:
 
 
 def _client(args: argparse.Namespace) -> ArenaClient:
-    return _new_client(args.server, args.token or os.environ.get("ARENA_TOKEN"), args)
+    token = args.token or os.environ.get("ARENA_TOKEN")
+    if getattr(args, "token_file", None):
+        token = Path(args.token_file).read_text().strip()
+    return _new_client(args.server, token, args)
 
 
 def _fail(error: grpc.RpcError) -> int:
-    console.print(f"[red]{error.code().name}[/]: {error.details()}")
+    """Print a refused call's status, detail and (over a limit) when to try again; exit 2."""
+    line = Text.assemble((error.code().name, "red"), ": ", literal(error.details() or ""))
+    trailing = getattr(error, "trailing_metadata", None)
+    seconds = retry_after(trailing() if callable(trailing) else None)
+    if seconds is not None:
+        line.append(f"; retry after {seconds} s")
+    console.print(line)
     return 2
+
+
+def _say(*parts: str | tuple[str, str]) -> None:
+    """Print plain text and (text, style) pairs; text from the server is never markup."""
+    console.print(
+        Text.assemble(*(literal(p) if isinstance(p, str) else literal(*p) for p in parts))
+    )
 
 
 def cmd_register(args: argparse.Namespace) -> int:
@@ -149,12 +178,13 @@ def cmd_register(args: argparse.Namespace) -> int:
         )
     except grpc.RpcError as error:
         return _fail(error)
-    console.print(
-        f"registered bot [bold]{response.bot.bot_id}[/] ({response.bot.name}): "
-        f"{STATE_NAMES[response.bot.state]}"
+    _say(
+        "registered bot ",
+        (response.bot.bot_id, "bold"),
+        f" ({response.bot.name}): {STATE_NAMES[response.bot.state]}",
     )
     if response.owner_token:
-        console.print(f"owner token (shown once, keep it): [bold]{response.owner_token}[/]")
+        _say("owner token (shown once, keep it): ", (response.owner_token, "bold"))
     return 0
 
 
@@ -170,9 +200,9 @@ def cmd_ladders(args: argparse.Namespace) -> int:
     for ladder in ladders:
         config = ladder.config
         table.add_row(
-            ladder.ladder_id,
-            config.name,
-            config.settings.game,
+            literal(ladder.ladder_id),
+            literal(config.name),
+            literal(config.settings.game),
             str(config.settings.num_seats),
             str(ladder.bots),
             str(ladder.matches_finished),
@@ -190,8 +220,10 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
         first = response.standings[0].position if shown else 0
         page = f", #{first}-{first + shown - 1} of {response.total} bots"
     table = Table(
-        title=f"{ladder.config.name} ({ladder.config.settings.game}, "
-        f"{ladder.matches_finished} matches{page})"
+        title=literal(
+            f"{ladder.config.name} ({ladder.config.settings.game}, "
+            f"{ladder.matches_finished} matches{page})"
+        )
     )
     for column in (
         "#",
@@ -209,8 +241,8 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
     for standing in response.standings:
         table.add_row(
             str(standing.position),
-            standing.bot.name,
-            standing.bot.owner,
+            literal(standing.bot.name),
+            literal(standing.bot.owner),
             f"{standing.rating:.2f}",
             f"{standing.mu:.2f}",
             f"{standing.sigma:.2f}",
@@ -247,10 +279,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
             if event.HasField("move"):
                 move = event.move
                 flag = " (default after a fault)" if move.defaulted else ""
-                console.print(f"#{move.index} seat {move.seat}: {move.description}{flag}")
+                _say(f"#{move.index} seat {move.seat}: {move.description}{flag}")
             else:
                 record = event.finished
-                console.print(
+                _say(
                     f"finished: ranks {list(record.outcome.ranks)}, "
                     f"scores {list(record.outcome.scores)}"
                 )
@@ -283,7 +315,7 @@ def cmd_create_ladder(args: argparse.Namespace) -> int:
         ladder = _client(args).call("CreateLadder", pb.CreateLadderRequest(config=config)).ladder
     except grpc.RpcError as error:
         return _fail(error)
-    console.print(f"created ladder [bold]{ladder.config.name}[/] ({ladder.ladder_id})")
+    _say("created ladder ", (ladder.config.name, "bold"), f" ({ladder.ladder_id})")
     return 0
 
 
@@ -296,8 +328,112 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     except grpc.RpcError as error:
         return _fail(error)
     args.out.write_bytes(response.record.SerializeToString())
-    console.print(f"written {args.out} (arena record {args.out} --moves; arena replay {args.out})")
+    _say(f"written {args.out} (arena record {args.out} --moves; arena replay {args.out})")
     return 0
+
+
+def cmd_create_owner(args: argparse.Namespace) -> int:
+    """Create an owner and print its token once (admin token)."""
+    try:
+        response = _client(args).call("CreateOwner", pb.CreateOwnerRequest(owner=args.owner))
+    except grpc.RpcError as error:
+        return _fail(error)
+    _say("created owner ", (response.owner, "bold"))
+    _say("owner token (shown once, hand it to the owner): ", (response.owner_token, "bold"))
+    return 0
+
+
+def cmd_rotate_token(args: argparse.Namespace) -> int:
+    """Replace an owner's token (the owner's token, or the admin's); prints the new one."""
+    try:
+        response = _client(args).call("RotateToken", pb.RotateTokenRequest(owner=args.owner))
+    except grpc.RpcError as error:
+        return _fail(error)
+    _say("new owner token (shown once; the old one no longer works): ")
+    _say((response.owner_token, "bold"))
+    return 0
+
+
+ADMIN_BOT_STATES = {
+    "pause": pb.BOT_STATE_PAUSED,
+    "resume": pb.BOT_STATE_ACTIVE,
+    "retire": pb.BOT_STATE_RETIRED,
+}
+
+
+def cmd_admin(args: argparse.Namespace) -> int:
+    """The operator's controls (admin token): pause, resume, retire a bot; ban, unban an owner;
+    revoke an owner's token."""
+    client = _client(args)
+    try:
+        if args.action in ADMIN_BOT_STATES:
+            request = pb.AdminSetBotStateRequest(
+                bot_id=args.target, state=ADMIN_BOT_STATES[args.action], reason=args.reason
+            )
+            bot = client.call("AdminSetBotState", request).bot
+            _say(f"bot {bot.bot_id} ({bot.owner}/{bot.name}): {STATE_NAMES[bot.state]}")
+        elif args.action == "ban":
+            ban = pb.BanOwnerRequest(owner=args.target, reason=args.reason)
+            paused = client.call("BanOwner", ban).bots_paused
+            _say(f"owner {args.target} banned; {paused} bot(s) left matchmaking")
+        elif args.action == "unban":
+            released = client.call(
+                "UnbanOwner", pb.UnbanOwnerRequest(owner=args.target)
+            ).bots_released
+            _say(f"owner {args.target} unbanned; {released} bot(s) stay paused until resumed")
+        else:
+            client.call("RevokeToken", pb.RevokeTokenRequest(owner=args.target))
+            _say(f"owner {args.target}'s token revoked (arena rotate-token gives a new one)")
+    except grpc.RpcError as error:
+        return _fail(error)
+    return 0
+
+
+def _rate(text: str) -> Rate:
+    try:
+        return Rate.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _add_limit_flags(parser: argparse.ArgumentParser) -> None:
+    """``arena serve``'s limits; docs/operating-limits.md says why each default is what it is."""
+    defaults = LimitsConfig()
+    limits = parser.add_argument_group(
+        "limits", "RATE is N/s, N/min, N/h or N/day (a burst of N, refilled at that rate) or off"
+    )
+    limits.add_argument(
+        "--registration",
+        choices=("open", "closed"),
+        default="open",
+        help="open: anyone may create an owner by registering (within the limits); closed: "
+        "only the admin creates owners (arena create-owner). Default: open",
+    )
+    for flag, default, help_text in (
+        ("peer-requests", defaults.peer_requests, "every call from one address"),
+        ("peer-new-owners", defaults.peer_new_owners, "registrations making an owner, per address"),
+        ("token-writes", defaults.token_writes, "changes (register, update, ...) per owner token"),
+    ):
+        limits.add_argument(
+            f"--limit-{flag}",
+            type=_rate,
+            default=default,
+            metavar="RATE",
+            help=f"{help_text} (default {default})",
+        )
+    for flag, number, help_text in (
+        ("peer-watch-streams", defaults.peer_watch_streams, "watch streams open per address"),
+        ("watch-streams", defaults.watch_streams, "watch streams open in all"),
+        ("owner-bots", defaults.owner_bots, "bots per owner, not counting retired ones"),
+        ("owner-registrations", defaults.owner_registrations_per_hour, "bots per owner per hour"),
+    ):
+        limits.add_argument(
+            f"--limit-{flag}",
+            type=_count,
+            default=number,
+            metavar="N",
+            help=f"{help_text} (default {number}; 0: no limit)",
+        )
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -339,6 +475,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "(repeatable)",
     )
     add_serve_tls_arguments(serve_parser)
+    _add_limit_flags(serve_parser)
     serve_parser.set_defaults(run=cmd_serve)
 
     health_parser = commands.add_parser("health", help="exit 0 if the arena is SERVING")
@@ -351,6 +488,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         parser.add_argument("--server", default="127.0.0.1:50050")
         parser.add_argument("--token", default=None, help="owner or admin token ($ARENA_TOKEN)")
         add_client_tls_arguments(parser)
+        parser.add_argument(
+            "--token-file", default=None, help="read the token from this file (not shown in ps)"
+        )
         return parser
 
     register = client_parser("register", "register a bot")
@@ -389,6 +529,21 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     fetch.add_argument("match_id")
     fetch.add_argument("out", type=Path)
     fetch.set_defaults(run=cmd_fetch)
+    create_owner = client_parser("create-owner", "create an owner, print its token (admin token)")
+    create_owner.add_argument("owner")
+    create_owner.set_defaults(run=cmd_create_owner)
+    rotate = client_parser("rotate-token", "replace an owner's token (owner or admin token)")
+    rotate.add_argument("owner")
+    rotate.set_defaults(run=cmd_rotate_token)
+    admin = client_parser("admin", "the operator's controls (admin token)")
+    admin.add_argument(
+        "action",
+        choices=[*ADMIN_BOT_STATES, "ban", "unban", "revoke-token"],
+        help="pause/resume/retire BOT_ID, ban/unban OWNER, revoke-token OWNER",
+    )
+    admin.add_argument("target", help="a bot id (pause, resume, retire) or an owner's name")
+    admin.add_argument("--reason", default="", help="why (shown to the owner; pause/retire/ban)")
+    admin.set_defaults(run=cmd_admin)
 
 
 def add_serve_tls_arguments(parser: argparse.ArgumentParser) -> None:

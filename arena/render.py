@@ -1,8 +1,17 @@
-"""Readable tables for match records and game descriptions (rich)."""
+"""Readable tables for match records and game descriptions (rich).
+
+Every string that came from outside (a bot's name, version or endpoint, a fault detail, a
+record read from a file) is shown through ``literal``: as plain text, never as rich markup or an
+emoji code, with control and format characters (escape sequences, bidi overrides, zero-width
+characters) shown as escapes instead of reaching the terminal.
+"""
 
 from __future__ import annotations
 
+import unicodedata
+
 from rich.table import Table
+from rich.text import Text
 
 from cardarena.game.v1 import record_pb2
 from referee.codec import codec_for
@@ -10,6 +19,22 @@ from referee.codec.common import options_from_wire
 from referee.codec.record import fault_name, summaries_of
 from referee.games.api import GameType
 from referee.games.registry import make_game
+
+_SHOWN_AS_ESCAPES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def literal(value: str, style: str = "") -> Text:
+    """``value`` as plain text: no markup, no emoji codes, control and format characters
+    escaped (``\\x1b``, ``\\u202e``)."""
+    if any(unicodedata.category(char) in _SHOWN_AS_ESCAPES for char in value):
+        value = "".join(
+            char.encode("unicode_escape").decode("ascii")
+            if unicodedata.category(char) in _SHOWN_AS_ESCAPES
+            else char
+            for char in value
+        )
+    return Text(value, style=style)
+
 
 STATUS_NAMES = {
     record_pb2.MATCH_STATUS_COMPLETED: "completed",
@@ -23,8 +48,10 @@ def result_table(record: record_pb2.MatchRecord) -> Table:
     """One row per seat: bot, score, rank, moves, faults and median / p95 move time."""
     status = STATUS_NAMES.get(record.status, "unknown")
     table = Table(
-        title=f"{record.settings.game} match {record.match_id[:12]} (seed {record.seed}): {status}",
-        caption=record.status_detail,
+        title=literal(
+            f"{record.settings.game} match {record.match_id[:12]} (seed {record.seed}): {status}"
+        ),
+        caption=literal(record.status_detail),
     )
     columns = ("seat", "bot", "endpoint", "score", "rank", "moves", "faults", "median ms", "p95 ms")
     for column in columns:
@@ -36,8 +63,8 @@ def result_table(record: record_pb2.MatchRecord) -> Table:
         has_outcome = len(record.outcome.scores) > seat.seat
         table.add_row(
             str(seat.seat),
-            f"{seat.bot_name} {seat.bot_version}".strip() or "?",
-            seat.endpoint,
+            literal(f"{seat.bot_name} {seat.bot_version}".strip() or "?"),
+            literal(seat.endpoint),
             str(record.outcome.scores[seat.seat]) if has_outcome else "-",
             str(record.outcome.ranks[seat.seat]) if has_outcome else "-",
             str(summary.moves if summary else 0),
@@ -63,9 +90,9 @@ def moves_table(record: record_pb2.MatchRecord) -> Table:
         table.add_row(
             str(move.index),
             str(move.seat),
-            state.describe_action(action),
+            literal(state.describe_action(action)),
             f"{move.elapsed_us / 1000:.1f}",
-            f"{fault_name(move.fault)}: {move.fault_detail}" if move.fault else "",
+            literal(f"{fault_name(move.fault)}: {move.fault_detail}" if move.fault else ""),
         )
         state.apply(action)
     return table

@@ -28,6 +28,7 @@ from prometheus_client import start_http_server
 from arena.endpoint_guard import GuardPolicy
 from arena.endpoint_resolver import EndpointGuard
 from arena.ladder import Arena, ArenaConfig
+from arena.limits import ApiLimits, LimitInterceptor, LimitsConfig
 from arena.rpc_errors import RateLimitedLog, RequestGuard
 from arena.service import ArenaServicer
 from arena.store.db import Database, open_database
@@ -62,6 +63,7 @@ class ServeOptions:
     """TLS for the API (certificate, key, optional client CA for mutual TLS); None: plaintext."""
     bot_tls: ClientTls | None = None
     """What ``tls://`` bot endpoints are verified against, and the client certificate shown."""
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
 
 
 async def serve(
@@ -76,9 +78,13 @@ async def serve(
         store = Store(database)
         metrics = Metrics(STATE_CLASSES)
         guard = EndpointGuard(options.endpoint_policy)
+        limits = ApiLimits(options.limits)  # rate limits: one interceptor for every API call
         server = grpc.aio.server(
             options=SERVER_OPTIONS,
-            interceptors=[RequestGuard(RateLimitedLog(logging.getLogger("arena.requests")))],
+            interceptors=[  # the first is outermost: a refused call costs no parsing
+                LimitInterceptor(limits, options.admin_token),
+                RequestGuard(RateLimitedLog(logging.getLogger("arena.requests"))),
+            ],
         )
         api_port = add_port(server, options.listen, options.tls)
         if options.metrics_listen:
@@ -88,7 +94,7 @@ async def serve(
         guard.add_own_socket(*_host_port(house_address))
         arena = Arena(store, pool, metrics, house_address, options.arena, guard)
         arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(
-            ArenaServicer(store, arena, options.admin_token), server
+            ArenaServicer(store, arena, options.admin_token, limits), server
         )
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -10,17 +10,18 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NoReturn, TypeVar
 
 import grpc
 import grpc.aio
 
+from arena import fields
 from arena.endpoint_guard import EndpointRefused, GuardedTarget
 from arena.ladder import Arena
+from arena.limits import RETRY_AFTER, ApiLimits, bearer_token, peer_key, whole_seconds
 from arena.store.calls import call_store
-from arena.store.repository import Store, StoreError
+from arena.store.repository import OwnerLimits, Store, StoreError
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
 from referee.codec.common import game_description, option_value, options_from_wire
@@ -31,7 +32,6 @@ log = logging.getLogger("arena.service")
 Context = grpc.aio.ServicerContext[Any, Any]
 T = TypeVar("T")
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 STATE_NAMES = {
     pb.BOT_STATE_ACTIVE: "active",
     pb.BOT_STATE_PAUSED: "paused",
@@ -39,31 +39,90 @@ STATE_NAMES = {
 }
 
 
+LADDER_BOUNDS = {
+    "move_time_ms": (1, 600_000),
+    "time_bank_ms": (0, 3_600_000),
+    "max_faults": (0, 1_000),
+    "concurrency": (1, 10_000),
+}
+"""Each numeric LadderConfig field's accepted range (inclusive)."""
+
+
 async def _abort(context: Context, code: grpc.StatusCode, detail: str) -> NoReturn:
     await context.abort(code, detail)
     raise AssertionError("abort returned")
 
 
+async def _require(context: Context, *problems: str | None) -> None:
+    """INVALID_ARGUMENT with the first problem of ``fields`` checks, if any."""
+    problem = fields.first(*problems)
+    if problem is not None:
+        await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, problem)
+
+
 def _token(context: Context) -> str | None:
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
-            return value.removeprefix("Bearer ").strip()
-    return None
+    return bearer_token(context.invocation_metadata())
 
 
 class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     """Implements ``cardarena.arena.v1.ArenaService``."""
 
-    def __init__(self, store: Store, arena: Arena, admin_token: str) -> None:
+    def __init__(
+        self, store: Store, arena: Arena, admin_token: str, limits: ApiLimits | None = None
+    ) -> None:
         self.store = store
         self.arena = arena
         self.admin_token = admin_token
+        self.limits = limits or ApiLimits()
 
     async def _call(self, context: Context, fn: Callable[..., T], *args: Any) -> T:
         try:
             return await call_store(self.store, self.arena.metrics, fn, *args)
         except StoreError as error:
-            await _abort(context, grpc.StatusCode[error.code], str(error))
+            trailing: tuple[tuple[str, str], ...] = ()
+            if error.code == "RESOURCE_EXHAUSTED":
+                seconds = whole_seconds(error.retry_after_s or 60.0)
+                trailing = ((RETRY_AFTER, str(seconds)),)
+            await context.abort(grpc.StatusCode[error.code], str(error), trailing)
+            raise AssertionError("abort returned") from None
+
+    def _is_admin(self, context: Context) -> bool:
+        return bool(self.admin_token) and hmac.compare_digest(
+            _token(context) or "", self.admin_token
+        )
+
+    async def _require_admin(self, context: Context, what: str) -> None:
+        if not self._is_admin(context):
+            detail = f"{what} needs the admin token"
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, detail)
+
+    def _owner_limits(self, context: Context) -> OwnerLimits:
+        """What this caller's registration may do: the admin is not limited."""
+        if self._is_admin(context):
+            return OwnerLimits()
+        config = self.limits.config
+        peer = peer_key(context.peer())
+
+        def new_owner() -> None:
+            if not config.registration_open:
+                raise StoreError(
+                    "PERMISSION_DENIED",
+                    "registration is closed on this arena: its operator creates owners "
+                    "(arena create-owner); register with the token you were given",
+                )
+            wait = self.limits.peer_new_owners.acquire(peer)
+            if wait:
+                raise StoreError(
+                    "RESOURCE_EXHAUSTED",
+                    f"too many new owners from your address (limit {config.peer_new_owners})",
+                    retry_after_s=wait,
+                )
+
+        return OwnerLimits(
+            new_owner=new_owner,
+            max_bots=config.owner_bots,
+            per_hour=config.owner_registrations_per_hour,
+        )
 
     async def _guarded(self, context: Context, endpoint: str) -> GuardedTarget:
         """The endpoint checked by the guard (parsed, resolved, every address allowed), or
@@ -83,18 +142,18 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def RegisterBot(
         self, request: pb.RegisterBotRequest, context: Context
     ) -> pb.RegisterBotResponse:
-        for field, value in (("owner", request.owner), ("name", request.name)):
-            if not NAME.match(value):
-                await _abort(
-                    context,
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    f"{field} must be 1-64 letters, digits, '_', '.' or '-' (got {value!r})",
-                )
+        await _require(
+            context,
+            fields.name("owner", request.owner),
+            fields.name("name", request.name),
+            fields.version(request.version),
+            fields.endpoint_length(request.endpoint),
+        )
         if request.game not in STATE_CLASSES:
             await _abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
-                f"unknown game {request.game!r}; known: {', '.join(STATE_CLASSES)}",
+                f"unknown game {fields.shown(request.game)}; known: {', '.join(STATE_CLASSES)}",
             )
         target = await self._guarded(context, request.endpoint)
         bot, token = await self._call(
@@ -107,12 +166,19 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             request.endpoint,
             request.version or "0",
             target.address_key,
+            self._owner_limits(context),
         )
         return pb.RegisterBotResponse(bot=bot.to_proto(), owner_token=token or "")
 
     async def UpdateBot(
         self, request: pb.UpdateBotRequest, context: Context
     ) -> pb.UpdateBotResponse:
+        await _require(
+            context,
+            fields.identifier("bot_id", request.bot_id),
+            fields.version(request.version),
+            fields.endpoint_length(request.endpoint),
+        )
         address = None
         if request.endpoint:
             address = (await self._guarded(context, request.endpoint)).address_key
@@ -130,6 +196,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def SetBotState(
         self, request: pb.SetBotStateRequest, context: Context
     ) -> pb.SetBotStateResponse:
+        await _require(context, fields.identifier("bot_id", request.bot_id))
         state = STATE_NAMES.get(request.state)
         if state is None:
             await _abort(
@@ -143,18 +210,14 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def CreateLadder(
         self, request: pb.CreateLadderRequest, context: Context
     ) -> pb.CreateLadderResponse:
-        token = _token(context) or ""
-        if not hmac.compare_digest(token, self.admin_token):
-            await _abort(
-                context, grpc.StatusCode.PERMISSION_DENIED, "creating ladders needs the admin token"
-            )
+        await self._require_admin(context, "creating ladders")
         config = request.config
-        if not NAME.match(config.name):
-            await _abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"ladder name must be 1-64 letters, digits, '_', '.' or '-' (got {config.name!r})",
-            )
+        await _require(
+            context,
+            fields.name("ladder name", config.name),
+            fields.identifier("settings.game", config.settings.game),
+            fields.options(config.settings.options),
+        )
         try:
             game = make_game(
                 config.settings.game,
@@ -162,15 +225,16 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 options_from_wire(config.settings.options),
             )
         except (RulesError, ValueError) as error:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"settings: {error}")
-        if config.move_time_ms <= 0 or config.move_time_ms > 600_000:
             await _abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "move_time_ms must be between 1 and 600000",
+                context, grpc.StatusCode.INVALID_ARGUMENT, f"settings: {fields.clipped(str(error))}"
             )
-        if config.concurrency > 10_000:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "concurrency must be <= 10000")
+        await _require(
+            context,
+            *(
+                fields.whole(field, getattr(config, field), low, high)
+                for field, (low, high) in LADDER_BOUNDS.items()
+            ),
+        )
         stored = pb.LadderConfig()
         stored.CopyFrom(config)
         stored.settings.options.clear()
@@ -188,6 +252,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def GetStandings(
         self, request: pb.GetStandingsRequest, context: Context
     ) -> pb.GetStandingsResponse:
+        await _require(context, fields.identifier("ladder", request.ladder))
         ladder = await self._call(context, self.store.ladder, request.ladder)
         standings = await self._call(
             context, self.store.standings, ladder.ladder_id, request.limit, request.offset
@@ -198,18 +263,21 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def GetBotProfile(
         self, request: pb.GetBotProfileRequest, context: Context
     ) -> pb.GetBotProfileResponse:
+        await _require(context, fields.identifier("bot_id", request.bot_id))
         recent = request.recent_matches or 20
         return await self._call(context, self.store.profile, request.bot_id, min(recent, 500))
 
     async def GetMatchRecord(
         self, request: pb.GetMatchRecordRequest, context: Context
     ) -> pb.GetMatchRecordResponse:
+        await _require(context, fields.identifier("match_id", request.match_id))
         record = await self._call(context, self.store.match_record, request.match_id)
         return pb.GetMatchRecordResponse(record=record)
 
     async def WatchMatch(
         self, request: pb.WatchMatchRequest, context: Context
     ) -> AsyncIterator[pb.WatchMatchResponse]:
+        await _require(context, fields.identifier("match_id", request.match_id))
         live = self.arena.live.get(request.match_id)
         if live is None:
             record = await self._call(context, self.store.match_record, request.match_id)
@@ -225,3 +293,71 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 yield next_event
         finally:
             live.subscribers.remove(queue)
+
+    # -- identity and operator controls ---------------------------------------------------------
+
+    async def CreateOwner(
+        self, request: pb.CreateOwnerRequest, context: Context
+    ) -> pb.CreateOwnerResponse:
+        await self._require_admin(context, "creating owners")
+        await _require(context, fields.name("owner", request.owner))
+        token = await self._call(context, self.store.create_owner, request.owner)
+        return pb.CreateOwnerResponse(owner=request.owner, owner_token=token)
+
+    async def RotateToken(
+        self, request: pb.RotateTokenRequest, context: Context
+    ) -> pb.RotateTokenResponse:
+        await _require(context, fields.name("owner", request.owner))
+        token = await self._call(
+            context,
+            self.store.rotate_token,
+            request.owner,
+            _token(context),
+            self._is_admin(context),
+        )
+        return pb.RotateTokenResponse(owner_token=token)
+
+    async def RevokeToken(
+        self, request: pb.RevokeTokenRequest, context: Context
+    ) -> pb.RevokeTokenResponse:
+        await self._require_admin(context, "revoking a token")
+        await _require(context, fields.name("owner", request.owner))
+        await self._call(context, self.store.revoke_token, request.owner)
+        return pb.RevokeTokenResponse()
+
+    async def AdminSetBotState(
+        self, request: pb.AdminSetBotStateRequest, context: Context
+    ) -> pb.AdminSetBotStateResponse:
+        await self._require_admin(context, "the operator's controls")
+        state = STATE_NAMES.get(request.state)
+        resume = state == "active"
+        await _require(
+            context,
+            fields.identifier("bot_id", request.bot_id),
+            fields.text("reason", request.reason, fields.REASON_CHARS)
+            if resume  # a reason is asked for taking a bot out, not for letting it back
+            else fields.reason(request.reason),
+        )
+        if state is None:
+            await _abort(
+                context, grpc.StatusCode.INVALID_ARGUMENT, "state must be PAUSED, ACTIVE or RETIRED"
+            )
+        reason = request.reason or ("released" if resume else "")
+        bot = await self._call(
+            context, self.store.admin_set_bot_state, request.bot_id, state, reason
+        )
+        return pb.AdminSetBotStateResponse(bot=bot.to_proto())
+
+    async def BanOwner(self, request: pb.BanOwnerRequest, context: Context) -> pb.BanOwnerResponse:
+        await self._require_admin(context, "banning an owner")
+        await _require(context, fields.name("owner", request.owner), fields.reason(request.reason))
+        paused = await self._call(context, self.store.ban_owner, request.owner, request.reason)
+        return pb.BanOwnerResponse(bots_paused=paused)
+
+    async def UnbanOwner(
+        self, request: pb.UnbanOwnerRequest, context: Context
+    ) -> pb.UnbanOwnerResponse:
+        await self._require_admin(context, "lifting a ban")
+        await _require(context, fields.name("owner", request.owner))
+        released = await self._call(context, self.store.unban_owner, request.owner)
+        return pb.UnbanOwnerResponse(bots_released=released)

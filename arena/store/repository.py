@@ -45,9 +45,28 @@ BOT_STATES = {
 class StoreError(Exception):
     """A request the store refuses; ``code`` names the gRPC status to answer with."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, retry_after_s: float = 0.0) -> None:
         super().__init__(message)
         self.code = code
+        self.retry_after_s = retry_after_s
+        """With RESOURCE_EXHAUSTED: how long until the same request may succeed."""
+
+
+@dataclass(frozen=True)
+class OwnerLimits:
+    """What a registration may do (``Store.register_bot``); the defaults limit nothing."""
+
+    new_owner: Callable[[], None] | None = None
+    """Called before a registration creates an owner; raises ``StoreError`` to refuse it
+    (registration closed, or too many new owners from the caller's address)."""
+    max_bots: int = 0
+    """Bots an owner may have that are not retired (0: no limit)."""
+    per_hour: int = 0
+    """Bots an owner may register in any hour (0: no limit)."""
+
+
+NO_LIMITS = OwnerLimits()
+HOUR_US = 3_600_000_000
 
 
 T = TypeVar("T")
@@ -81,6 +100,14 @@ def now_us() -> int:
 def hash_token(token: str) -> str:
     """Tokens are stored only as SHA-256 hashes."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _refuse_banned(owner: str, banned_reason: str) -> None:
+    """PERMISSION_DENIED, with the operator's reason, for a banned owner's token."""
+    if banned_reason:
+        raise StoreError(
+            "PERMISSION_DENIED", f"owner {owner!r} is banned by the operator: {banned_reason}"
+        )
 
 
 @dataclass(frozen=True)
@@ -162,8 +189,10 @@ class Store:
         endpoint: str,
         version: str,
         address: str | None = None,
+        limits: OwnerLimits = NO_LIMITS,
     ) -> tuple[BotRow, str | None]:
-        """Register a bot; create the owner if new. Returns the bot and a new owner token.
+        """Register a bot; create the owner if new (as ``limits`` allow). Returns the bot and a
+        new owner token.
 
         ``address`` is where the endpoint resolved (the guard's address key; the endpoint's
         own text if not given): an address another owner's bot (not retired) uses is refused.
@@ -172,7 +201,11 @@ class Store:
         address_key = address or endpoint.lower()
         with self.db.transaction() as tx:
             self._lock_address(tx, address_key)
-            row = tx.one("SELECT owner_id, token_hash FROM owners WHERE name = ?", (owner,))
+            row = tx.one(
+                "SELECT owner_id, token_hash, banned_reason FROM owners WHERE name = ?", (owner,)
+            )
+            if row is None and limits.new_owner is not None:
+                limits.new_owner()
             if row is None:
                 new_token = secrets.token_urlsafe(24)
                 owner_id = uuid.uuid4().hex
@@ -188,6 +221,8 @@ class Store:
                         "PERMISSION_DENIED",
                         f"owner {owner!r} exists: send its token as 'authorization: Bearer …'",
                     )
+                _refuse_banned(owner, row[2])
+                self._check_owner_limits(tx, owner_id, limits)
             if tx.one("SELECT 1 FROM bots WHERE owner_id = ? AND name = ?", (owner_id, name)):
                 raise StoreError("ALREADY_EXISTS", f"{owner!r} already has a bot named {name!r}")
             self._refuse_shared_address(tx, address_key, owner_id)
@@ -250,14 +285,23 @@ class Store:
             return [BotRow(*r) for r in tx.all(sql)]
 
     def _authorize(self, tx: Tx, bot_id: str, token: str | None) -> BotRow:
+        """The bot, if ``token`` is its owner's, the owner is not banned and the operator does
+        not hold the bot."""
         bot = self._bot(tx, bot_id)
         row = tx.one(
-            "SELECT o.token_hash FROM owners o JOIN bots b ON b.owner_id = o.owner_id "
-            "WHERE b.bot_id = ?",
+            "SELECT o.token_hash, o.banned_reason, b.hold, b.hold_reason FROM owners o "
+            "JOIN bots b ON b.owner_id = o.owner_id WHERE b.bot_id = ?",
             (bot_id,),
         )
         if token is None or not secrets.compare_digest(row[0], hash_token(token)):
             raise StoreError("PERMISSION_DENIED", f"only {bot.owner!r}'s token changes this bot")
+        _refuse_banned(bot.owner, row[1])
+        if row[2]:
+            raise StoreError(
+                "FAILED_PRECONDITION",
+                f"bot {bot.name!r} is held by the operator ({row[3]}): only the operator "
+                "releases it",
+            )
         return bot
 
     @retry_transient
@@ -320,13 +364,158 @@ class Store:
 
     @retry_transient
     def set_state_by_arena(self, bot_id: str, state: str, detail: str, failures: int) -> None:
-        """The arena's own state changes (validation, health sweep)."""
+        """The arena's own state changes (validation, health sweep); never of a bot the
+        operator holds (a sweep that read the bot before the operator paused it)."""
         with self.db.transaction() as tx:
             tx.execute(
                 "UPDATE bots SET state = ?, state_detail = ?, health_failures = ?, "
-                "state_changed_us = ? WHERE bot_id = ?",
+                "state_changed_us = ? WHERE bot_id = ? AND hold = ''",
                 (state, detail, failures, now_us(), bot_id),
             )
+
+    # -- identity and operator controls ---------------------------------------------------------
+
+    def _check_owner_limits(self, tx: Tx, owner_id: str, limits: OwnerLimits) -> None:
+        """Refuse a registration over the owner's bot count or hourly registrations."""
+        if limits.max_bots:
+            count = tx.one(
+                "SELECT COUNT(*) FROM bots WHERE owner_id = ? AND state != 'retired'", (owner_id,)
+            )[0]
+            if count >= limits.max_bots:
+                raise StoreError(
+                    "RESOURCE_EXHAUSTED",
+                    f"an owner may have {limits.max_bots} bots that are not retired "
+                    "(retire one first)",
+                    retry_after_s=3600.0,  # waiting does not clear it: a hint not to poll
+                )
+        if limits.per_hour:
+            since = now_us() - HOUR_US
+            count, oldest = tx.one(
+                "SELECT COUNT(*), MIN(created_at_us) FROM bots WHERE owner_id = ? "
+                "AND created_at_us > ?",
+                (owner_id, since),
+            )
+            if count >= limits.per_hour:
+                wait_s = (oldest - since) / 1e6
+                raise StoreError(
+                    "RESOURCE_EXHAUSTED",
+                    f"an owner may register {limits.per_hour} bots an hour",
+                    retry_after_s=wait_s,
+                )
+
+    @staticmethod
+    def _owner(tx: Tx, owner: str) -> tuple[str, str, str]:
+        """An owner's id, token hash and ban reason ('' if not banned)."""
+        row = tx.one(
+            "SELECT owner_id, token_hash, banned_reason FROM owners WHERE name = ?", (owner,)
+        )
+        if row is None:
+            raise StoreError("NOT_FOUND", f"no owner {owner!r}")
+        return row[0], row[1], row[2]
+
+    @retry_transient
+    def create_owner(self, owner: str) -> str:
+        """Create an owner with no bots (the admin, when registration is closed); its token."""
+        token = secrets.token_urlsafe(24)
+        with self.db.transaction() as tx:
+            if tx.one("SELECT 1 FROM owners WHERE name = ?", (owner,)):
+                raise StoreError("ALREADY_EXISTS", f"owner {owner!r} exists")
+            tx.execute(
+                "INSERT INTO owners (owner_id, name, token_hash, created_at_us) "
+                "VALUES (?, ?, ?, ?)",
+                (uuid.uuid4().hex, owner, hash_token(token), now_us()),
+            )
+        return token
+
+    @retry_transient
+    def rotate_token(self, owner: str, token: str | None, admin: bool = False) -> str:
+        """Give an owner a new token and invalidate the old one: with the owner's token (not
+        banned), or as the admin (any owner, also a revoked or banned one)."""
+        new_token = secrets.token_urlsafe(24)
+        with self.db.transaction() as tx:
+            owner_id, token_hash, banned = self._owner(tx, owner)
+            if not admin:
+                if token is None or not secrets.compare_digest(token_hash, hash_token(token)):
+                    raise StoreError("PERMISSION_DENIED", f"only {owner!r}'s token rotates it")
+                _refuse_banned(owner, banned)
+            tx.execute(
+                "UPDATE owners SET token_hash = ? WHERE owner_id = ?",
+                (hash_token(new_token), owner_id),
+            )
+        return new_token
+
+    @retry_transient
+    def revoke_token(self, owner: str) -> None:
+        """Invalidate an owner's token: none works until the admin rotates it."""
+        with self.db.transaction() as tx:
+            owner_id, _, _ = self._owner(tx, owner)
+            tx.execute(  # no token hashes to '' (hashes are 64 hex digits)
+                "UPDATE owners SET token_hash = '' WHERE owner_id = ?", (owner_id,)
+            )
+
+    @retry_transient
+    def admin_set_bot_state(self, bot_id: str, state: str, reason: str) -> BotRow:
+        """The operator pauses (holds), resumes (releases, to be validated again) or retires
+        a bot; ``reason`` goes into its state detail, which its owner sees."""
+        with self.db.transaction() as tx:
+            bot = self._bot(tx, bot_id)
+            hold, banned = tx.one(
+                "SELECT b.hold, o.banned_reason FROM bots b JOIN owners o "
+                "ON o.owner_id = b.owner_id WHERE b.bot_id = ?",
+                (bot_id,),
+            )
+            if bot.state == "retired":
+                raise StoreError("FAILED_PRECONDITION", "a retired bot stays retired")
+            if state == "active":
+                if bot.state != "paused":
+                    raise StoreError(
+                        "FAILED_PRECONDITION", f"only a paused bot resumes ({bot.state})"
+                    )
+                if banned:
+                    raise StoreError(
+                        "FAILED_PRECONDITION", f"owner {bot.owner!r} is banned: unban it first"
+                    )
+                new_state, hold, detail = "validating", "", f"resumed by the operator: {reason}"
+            elif state in ("paused", "retired"):
+                new_state, hold, detail = state, "operator", f"{state} by the operator: {reason}"
+            else:
+                raise StoreError("INVALID_ARGUMENT", "state must be PAUSED, ACTIVE or RETIRED")
+            tx.execute(
+                "UPDATE bots SET state = ?, state_detail = ?, hold = ?, hold_reason = ?, "
+                "health_failures = 0, state_changed_us = ? WHERE bot_id = ?",
+                (new_state, detail, hold, reason if hold else "", now_us(), bot_id),
+            )
+            return self._bot(tx, bot_id)
+
+    @retry_transient
+    def ban_owner(self, owner: str, reason: str) -> int:
+        """Ban an owner: its token is refused with ``reason`` and every bot of it not retired
+        is paused and held (leaves matchmaking). Returns how many bots it paused."""
+        with self.db.transaction() as tx:
+            owner_id, _, _ = self._owner(tx, owner)
+            tx.execute("UPDATE owners SET banned_reason = ? WHERE owner_id = ?", (reason, owner_id))
+            tx.execute(  # a bot the operator holds on its own keeps that hold after an unban
+                "UPDATE bots SET state = 'paused', hold = 'ban', hold_reason = ?, "
+                "state_detail = ?, state_changed_us = ? WHERE owner_id = ? "
+                "AND state != 'retired' AND hold != 'operator'",
+                (reason, f"owner banned by the operator: {reason}", now_us(), owner_id),
+            )
+            return tx.rowcount
+
+    @retry_transient
+    def unban_owner(self, owner: str) -> int:
+        """Lift a ban; the bots it paused stay paused (their owner resumes them). Returns how
+        many."""
+        with self.db.transaction() as tx:
+            owner_id, _, _ = self._owner(tx, owner)
+            tx.execute("UPDATE owners SET banned_reason = '' WHERE owner_id = ?", (owner_id,))
+            lifted = "its owner's ban was lifted: paused until the owner resumes it"
+            tx.execute(
+                "UPDATE bots SET hold = '', hold_reason = '', state_detail = ?, "
+                "state_changed_us = ? WHERE owner_id = ? AND hold = 'ban'",
+                (lifted, now_us(), owner_id),
+            )
+            return tx.rowcount
 
     # -- ladders --------------------------------------------------------------------------------
 

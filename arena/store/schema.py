@@ -199,5 +199,19 @@ def _v7(dialect: str) -> list[str]:
     ]
 
 
-MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7]
+def _v8(dialect: str) -> list[str]:
+    """Operator controls (issue 18): an owner may be banned (with the reason it is told), a bot
+    may be held by the operator (``hold`` 'operator', or 'ban' while its owner is banned: only
+    the operator releases it) with the reason shown to its owner. The index counts an owner's
+    recent registrations (its registrations-per-hour limit)."""
+    del dialect
+    return [
+        "ALTER TABLE owners ADD COLUMN banned_reason TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE bots ADD COLUMN hold TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE bots ADD COLUMN hold_reason TEXT NOT NULL DEFAULT ''",
+        "CREATE INDEX bots_by_owner ON bots (owner_id, created_at_us)",
+    ]
+
+
+MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

@@ -5,7 +5,9 @@ The arena: bots, ladders, standings, match records and live matches.
 
 Authentication is by gRPC metadata "authorization: Bearer <token>": an owner token (returned
 once, when the owner's first bot is registered) for changing that owner's bots, the admin
-token for creating ladders. Errors use standard gRPC status codes with a readable detail.
+token for creating ladders and the operator's controls. Errors use standard gRPC status codes
+with a readable detail. A call over a rate limit gets RESOURCE_EXHAUSTED with a "retry-after"
+trailing-metadata entry: whole seconds to wait before trying again.
 """
 
 from cardarena.game.v1 import options_pb2 as _options_pb2
@@ -953,3 +955,280 @@ class MoveEvent(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MoveEvent: _TypeAlias = MoveEvent  # noqa: Y015
+
+@_typing.final
+class CreateOwnerRequest(_message.Message):
+    """Creates an owner."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_FIELD_NUMBER: _builtins.int
+    owner: _builtins.str
+    """The owner's name: 1-64 letters, digits, '_', '.' or '-'."""
+    def __init__(
+        self,
+        *,
+        owner: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owner", b"owner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateOwnerRequest: _TypeAlias = CreateOwnerRequest  # noqa: Y015
+
+@_typing.final
+class CreateOwnerResponse(_message.Message):
+    """The created owner."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    owner: _builtins.str
+    """The owner's name."""
+    owner_token: _builtins.str
+    """The owner's token. Shown once; hand it to the owner."""
+    def __init__(
+        self,
+        *,
+        owner: _builtins.str = ...,
+        owner_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owner", b"owner", "owner_token", b"owner_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateOwnerResponse: _TypeAlias = CreateOwnerResponse  # noqa: Y015
+
+@_typing.final
+class RotateTokenRequest(_message.Message):
+    """Replaces an owner's token."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_FIELD_NUMBER: _builtins.int
+    owner: _builtins.str
+    """The owner's name."""
+    def __init__(
+        self,
+        *,
+        owner: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owner", b"owner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RotateTokenRequest: _TypeAlias = RotateTokenRequest  # noqa: Y015
+
+@_typing.final
+class RotateTokenResponse(_message.Message):
+    """The owner's new token."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    owner_token: _builtins.str
+    """The new token. Shown once; the old one no longer works."""
+    def __init__(
+        self,
+        *,
+        owner_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owner_token", b"owner_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RotateTokenResponse: _TypeAlias = RotateTokenResponse  # noqa: Y015
+
+@_typing.final
+class RevokeTokenRequest(_message.Message):
+    """Revokes an owner's token."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_FIELD_NUMBER: _builtins.int
+    owner: _builtins.str
+    """The owner's name."""
+    def __init__(
+        self,
+        *,
+        owner: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owner", b"owner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeTokenRequest: _TypeAlias = RevokeTokenRequest  # noqa: Y015
+
+@_typing.final
+class RevokeTokenResponse(_message.Message):
+    """The token is revoked."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeTokenResponse: _TypeAlias = RevokeTokenResponse  # noqa: Y015
+
+@_typing.final
+class AdminSetBotStateRequest(_message.Message):
+    """The operator pauses, resumes or retires a bot."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_ID_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    bot_id: _builtins.str
+    """The bot's id."""
+    state: Global___BotState.ValueType
+    """PAUSED (held by the operator), ACTIVE (released: validated again) or RETIRED."""
+    reason: _builtins.str
+    """Why, shown to the owner in the bot's state_detail (1-500 characters, one line)."""
+    def __init__(
+        self,
+        *,
+        bot_id: _builtins.str = ...,
+        state: Global___BotState.ValueType = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "reason", b"reason", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AdminSetBotStateRequest: _TypeAlias = AdminSetBotStateRequest  # noqa: Y015
+
+@_typing.final
+class AdminSetBotStateResponse(_message.Message):
+    """The bot after the change."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def bot(self) -> Global___Bot:
+        """The bot as it is now."""
+
+    def __init__(
+        self,
+        *,
+        bot: Global___Bot | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AdminSetBotStateResponse: _TypeAlias = AdminSetBotStateResponse  # noqa: Y015
+
+@_typing.final
+class BanOwnerRequest(_message.Message):
+    """Bans an owner."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    owner: _builtins.str
+    """The owner's name."""
+    reason: _builtins.str
+    """Why, told to the owner whenever its token is refused (1-500 characters, one line)."""
+    def __init__(
+        self,
+        *,
+        owner: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owner", b"owner", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BanOwnerRequest: _TypeAlias = BanOwnerRequest  # noqa: Y015
+
+@_typing.final
+class BanOwnerResponse(_message.Message):
+    """The owner is banned."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOTS_PAUSED_FIELD_NUMBER: _builtins.int
+    bots_paused: _builtins.int
+    """How many of its bots left matchmaking (every bot not retired)."""
+    def __init__(
+        self,
+        *,
+        bots_paused: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots_paused", b"bots_paused"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BanOwnerResponse: _TypeAlias = BanOwnerResponse  # noqa: Y015
+
+@_typing.final
+class UnbanOwnerRequest(_message.Message):
+    """Lifts an owner's ban."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_FIELD_NUMBER: _builtins.int
+    owner: _builtins.str
+    """The owner's name."""
+    def __init__(
+        self,
+        *,
+        owner: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owner", b"owner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UnbanOwnerRequest: _TypeAlias = UnbanOwnerRequest  # noqa: Y015
+
+@_typing.final
+class UnbanOwnerResponse(_message.Message):
+    """The ban is lifted."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOTS_RELEASED_FIELD_NUMBER: _builtins.int
+    bots_released: _builtins.int
+    """How many of its bots the ban had paused (they stay paused until the owner resumes them)."""
+    def __init__(
+        self,
+        *,
+        bots_released: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots_released", b"bots_released"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UnbanOwnerResponse: _TypeAlias = UnbanOwnerResponse  # noqa: Y015

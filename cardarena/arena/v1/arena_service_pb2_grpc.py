@@ -85,6 +85,36 @@ class ArenaServiceStub:
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchRequest.SerializeToString,
                 response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchResponse.FromString,
                 _registered_method=True)
+        self.CreateOwner = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/CreateOwner',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateOwnerRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateOwnerResponse.FromString,
+                _registered_method=True)
+        self.RotateToken = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/RotateToken',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RotateTokenRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RotateTokenResponse.FromString,
+                _registered_method=True)
+        self.RevokeToken = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/RevokeToken',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeTokenRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeTokenResponse.FromString,
+                _registered_method=True)
+        self.AdminSetBotState = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/AdminSetBotState',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.AdminSetBotStateRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.AdminSetBotStateResponse.FromString,
+                _registered_method=True)
+        self.BanOwner = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/BanOwner',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.BanOwnerRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.BanOwnerResponse.FromString,
+                _registered_method=True)
+        self.UnbanOwner = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/UnbanOwner',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -161,6 +191,57 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateOwner(self, request, context):
+        """-- identity and operator controls (docs/operating-limits.md) --
+
+        Creates an owner with no bots and returns its token once: how owners are made when the
+        arena runs with registration closed. Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RotateToken(self, request, context):
+        """Replaces an owner's token with a new one (returned once); the old one stops working at
+        once. The owner's token, or the admin token for any owner (also to give a revoked owner a
+        token again).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeToken(self, request, context):
+        """Revokes an owner's token: no token works for that owner until the admin rotates it.
+        Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AdminSetBotState(self, request, context):
+        """Pauses, resumes or retires any bot with a reason shown to its owner. A bot the operator
+        paused cannot be resumed or changed by its owner; resuming it validates it again. Admin
+        token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BanOwner(self, request, context):
+        """Bans an owner: its bots leave matchmaking and its token is refused (PERMISSION_DENIED,
+        with the reason). Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UnbanOwner(self, request, context):
+        """Lifts an owner's ban; its bots stay paused until the owner resumes them. Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -213,6 +294,36 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.WatchMatch,
                     request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchRequest.FromString,
                     response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchResponse.SerializeToString,
+            ),
+            'CreateOwner': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateOwner,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateOwnerRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateOwnerResponse.SerializeToString,
+            ),
+            'RotateToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RotateToken,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RotateTokenRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RotateTokenResponse.SerializeToString,
+            ),
+            'RevokeToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeToken,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeTokenRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeTokenResponse.SerializeToString,
+            ),
+            'AdminSetBotState': grpc.unary_unary_rpc_method_handler(
+                    servicer.AdminSetBotState,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.AdminSetBotStateRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.AdminSetBotStateResponse.SerializeToString,
+            ),
+            'BanOwner': grpc.unary_unary_rpc_method_handler(
+                    servicer.BanOwner,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.BanOwnerRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.BanOwnerResponse.SerializeToString,
+            ),
+            'UnbanOwner': grpc.unary_unary_rpc_method_handler(
+                    servicer.UnbanOwner,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -486,6 +597,168 @@ class ArenaService:
             '/cardarena.arena.v1.ArenaService/WatchMatch',
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchRequest.SerializeToString,
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateOwner(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/CreateOwner',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateOwnerRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateOwnerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RotateToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/RotateToken',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RotateTokenRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RotateTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/RevokeToken',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeTokenRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AdminSetBotState(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/AdminSetBotState',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.AdminSetBotStateRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.AdminSetBotStateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BanOwner(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/BanOwner',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.BanOwnerRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.BanOwnerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UnbanOwner(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/UnbanOwner',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -5,7 +5,9 @@ The arena: bots, ladders, standings, match records and live matches.
 
 Authentication is by gRPC metadata "authorization: Bearer <token>": an owner token (returned
 once, when the owner's first bot is registered) for changing that owner's bots, the admin
-token for creating ladders. Errors use standard gRPC status codes with a readable detail.
+token for creating ladders and the operator's controls. Errors use standard gRPC status codes
+with a readable detail. A call over a rate limit gets RESOURCE_EXHAUSTED with a "retry-after"
+trailing-metadata entry: whole seconds to wait before trying again.
 """
 
 from cardarena.arena.v1 import arena_service_pb2 as _arena_service_pb2
@@ -58,6 +60,32 @@ class ArenaServiceStub:
     """A finished match's full record."""
     WatchMatch: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WatchMatchRequest, _arena_service_pb2.WatchMatchResponse]
     """Follows a match live, move by move, then its end. Spectators see only public information."""
+    CreateOwner: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateOwnerRequest, _arena_service_pb2.CreateOwnerResponse]
+    """-- identity and operator controls (docs/operating-limits.md) --
+
+    Creates an owner with no bots and returns its token once: how owners are made when the
+    arena runs with registration closed. Admin token.
+    """
+    RotateToken: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RotateTokenRequest, _arena_service_pb2.RotateTokenResponse]
+    """Replaces an owner's token with a new one (returned once); the old one stops working at
+    once. The owner's token, or the admin token for any owner (also to give a revoked owner a
+    token again).
+    """
+    RevokeToken: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RevokeTokenRequest, _arena_service_pb2.RevokeTokenResponse]
+    """Revokes an owner's token: no token works for that owner until the admin rotates it.
+    Admin token.
+    """
+    AdminSetBotState: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.AdminSetBotStateRequest, _arena_service_pb2.AdminSetBotStateResponse]
+    """Pauses, resumes or retires any bot with a reason shown to its owner. A bot the operator
+    paused cannot be resumed or changed by its owner; resuming it validates it again. Admin
+    token.
+    """
+    BanOwner: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.BanOwnerRequest, _arena_service_pb2.BanOwnerResponse]
+    """Bans an owner: its bots leave matchmaking and its token is refused (PERMISSION_DENIED,
+    with the reason). Admin token.
+    """
+    UnbanOwner: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.UnbanOwnerRequest, _arena_service_pb2.UnbanOwnerResponse]
+    """Lifts an owner's ban; its bots stay paused until the owner resumes them. Admin token."""
 
 @_typing.type_check_only
 class ArenaServiceAsyncStub(ArenaServiceStub):
@@ -84,6 +112,32 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """A finished match's full record."""
     WatchMatch: _aio.UnaryStreamMultiCallable[_arena_service_pb2.WatchMatchRequest, _arena_service_pb2.WatchMatchResponse]  # type: ignore[assignment]
     """Follows a match live, move by move, then its end. Spectators see only public information."""
+    CreateOwner: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateOwnerRequest, _arena_service_pb2.CreateOwnerResponse]  # type: ignore[assignment]
+    """-- identity and operator controls (docs/operating-limits.md) --
+
+    Creates an owner with no bots and returns its token once: how owners are made when the
+    arena runs with registration closed. Admin token.
+    """
+    RotateToken: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RotateTokenRequest, _arena_service_pb2.RotateTokenResponse]  # type: ignore[assignment]
+    """Replaces an owner's token with a new one (returned once); the old one stops working at
+    once. The owner's token, or the admin token for any owner (also to give a revoked owner a
+    token again).
+    """
+    RevokeToken: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RevokeTokenRequest, _arena_service_pb2.RevokeTokenResponse]  # type: ignore[assignment]
+    """Revokes an owner's token: no token works for that owner until the admin rotates it.
+    Admin token.
+    """
+    AdminSetBotState: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.AdminSetBotStateRequest, _arena_service_pb2.AdminSetBotStateResponse]  # type: ignore[assignment]
+    """Pauses, resumes or retires any bot with a reason shown to its owner. A bot the operator
+    paused cannot be resumed or changed by its owner; resuming it validates it again. Admin
+    token.
+    """
+    BanOwner: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.BanOwnerRequest, _arena_service_pb2.BanOwnerResponse]  # type: ignore[assignment]
+    """Bans an owner: its bots leave matchmaking and its token is refused (PERMISSION_DENIED,
+    with the reason). Admin token.
+    """
+    UnbanOwner: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.UnbanOwnerRequest, _arena_service_pb2.UnbanOwnerResponse]  # type: ignore[assignment]
+    """Lifts an owner's ban; its bots stay paused until the owner resumes them. Admin token."""
 
 class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
     """The arena's public API."""
@@ -167,5 +221,67 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_arena_service_pb2.WatchMatchResponse], _abc.AsyncIterator[_arena_service_pb2.WatchMatchResponse]]:
         """Follows a match live, move by move, then its end. Spectators see only public information."""
+
+    @_abc_1.abstractmethod
+    def CreateOwner(
+        self,
+        request: _arena_service_pb2.CreateOwnerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.CreateOwnerResponse, _abc.Awaitable[_arena_service_pb2.CreateOwnerResponse]]:
+        """-- identity and operator controls (docs/operating-limits.md) --
+
+        Creates an owner with no bots and returns its token once: how owners are made when the
+        arena runs with registration closed. Admin token.
+        """
+
+    @_abc_1.abstractmethod
+    def RotateToken(
+        self,
+        request: _arena_service_pb2.RotateTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.RotateTokenResponse, _abc.Awaitable[_arena_service_pb2.RotateTokenResponse]]:
+        """Replaces an owner's token with a new one (returned once); the old one stops working at
+        once. The owner's token, or the admin token for any owner (also to give a revoked owner a
+        token again).
+        """
+
+    @_abc_1.abstractmethod
+    def RevokeToken(
+        self,
+        request: _arena_service_pb2.RevokeTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.RevokeTokenResponse, _abc.Awaitable[_arena_service_pb2.RevokeTokenResponse]]:
+        """Revokes an owner's token: no token works for that owner until the admin rotates it.
+        Admin token.
+        """
+
+    @_abc_1.abstractmethod
+    def AdminSetBotState(
+        self,
+        request: _arena_service_pb2.AdminSetBotStateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.AdminSetBotStateResponse, _abc.Awaitable[_arena_service_pb2.AdminSetBotStateResponse]]:
+        """Pauses, resumes or retires any bot with a reason shown to its owner. A bot the operator
+        paused cannot be resumed or changed by its owner; resuming it validates it again. Admin
+        token.
+        """
+
+    @_abc_1.abstractmethod
+    def BanOwner(
+        self,
+        request: _arena_service_pb2.BanOwnerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.BanOwnerResponse, _abc.Awaitable[_arena_service_pb2.BanOwnerResponse]]:
+        """Bans an owner: its bots leave matchmaking and its token is refused (PERMISSION_DENIED,
+        with the reason). Admin token.
+        """
+
+    @_abc_1.abstractmethod
+    def UnbanOwner(
+        self,
+        request: _arena_service_pb2.UnbanOwnerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.UnbanOwnerResponse, _abc.Awaitable[_arena_service_pb2.UnbanOwnerResponse]]:
+        """Lifts an owner's ban; its bots stay paused until the owner resumes them. Admin token."""
 
 def add_ArenaServiceServicer_to_server(servicer: ArenaServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
