@@ -16,6 +16,7 @@ from rich.table import Table
 from arena.client import ArenaClient
 from arena.ladder import ArenaConfig
 from arena.server import ServeOptions, serve
+from arena.store.repository import MAX_FAILURES
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
 from referee import aio_bridge
@@ -53,6 +54,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             worker_id=args.worker_id,
             workers=args.workers,
             health_interval_s=args.health_interval_s,
+            max_match_failures=args.max_match_failures,
         ),
     )
 
@@ -183,6 +185,13 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _positive(text: str) -> int:
+    """A command-line count of at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
 def cmd_standings(args: argparse.Namespace) -> int:
     """Print a ladder's standings."""
     try:
@@ -253,6 +262,61 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     return 0
 
 
+FAILURE_KIND_NAMES = {
+    value: name.removeprefix("MATCH_FAILURE_KIND_").lower()
+    for name, value in pb.MatchFailureKind.items()
+}
+
+
+def cmd_parked(args: argparse.Namespace) -> int:
+    """List the parked matches (admin token)."""
+    try:
+        response = _client(args).call(
+            "ListParkedMatches", pb.ListParkedMatchesRequest(limit=args.limit)
+        )
+    except grpc.RpcError as error:
+        return _fail(error)
+    table = Table(title=f"parked matches ({response.total})")
+    for column in ("match", "ladder", "kind", "bots", "failures", "last failure", "detail"):
+        table.add_column(column)
+    for match in response.matches:
+        table.add_row(
+            match.match_id,
+            match.ladder_id or "-",
+            match.kind,
+            ", ".join(match.bot_ids),
+            str(match.failures),
+            FAILURE_KIND_NAMES[match.failure_kind],
+            match.failure_detail,
+        )
+    console.print(table)
+    if response.matches:
+        console.print("arena requeue MATCH_ID (play it again) or arena void MATCH_ID (drop it)")
+    return 0
+
+
+def cmd_requeue(args: argparse.Namespace) -> int:
+    """Put a parked match back in the queue (admin token)."""
+    try:
+        _client(args).call("RequeueMatch", pb.RequeueMatchRequest(match_id=args.match_id))
+    except grpc.RpcError as error:
+        return _fail(error)
+    console.print(f"match [bold]{args.match_id}[/] is back in the queue")
+    return 0
+
+
+def cmd_void(args: argparse.Namespace) -> int:
+    """End a parked match unplayed (admin token)."""
+    try:
+        _client(args).call(
+            "VoidMatch", pb.VoidMatchRequest(match_id=args.match_id, reason=args.reason)
+        )
+    except grpc.RpcError as error:
+        return _fail(error)
+    console.print(f"match [bold]{args.match_id}[/] voided (not rated)")
+    return 0
+
+
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the service's subcommands to the ``arena`` parser."""
     serve_parser = commands.add_parser("serve", help="run the arena service (API + ladders)")
@@ -277,6 +341,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     serve_parser.add_argument("--workers", type=int, default=16, help="matches played at once")
     serve_parser.add_argument("--health-interval-s", type=float, default=30.0)
     serve_parser.add_argument("--shutdown-grace-s", type=float, default=10.0)
+    serve_parser.add_argument(
+        "--max-match-failures",
+        type=_positive,
+        default=MAX_FAILURES,
+        help="failed attempts at a match (not a bot's fault) before it is parked for an "
+        "operator (arena parked / requeue / void)",
+    )
     serve_parser.set_defaults(run=cmd_serve)
 
     health_parser = commands.add_parser("health", help="exit 0 if the arena is SERVING")
@@ -320,3 +391,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     fetch.add_argument("match_id")
     fetch.add_argument("out", type=Path)
     fetch.set_defaults(run=cmd_fetch)
+    parked = client_parser("parked", "list matches parked after failing too often (admin token)")
+    parked.add_argument("--limit", type=_positive, default=100, help="at most this many")
+    parked.set_defaults(run=cmd_parked)
+    requeue = client_parser("requeue", "put a parked match back in the queue (admin token)")
+    requeue.add_argument("match_id")
+    requeue.set_defaults(run=cmd_requeue)
+    void = client_parser("void", "end a parked match unplayed, not rated (admin token)")
+    void.add_argument("match_id")
+    void.add_argument("--reason", default="", help="why, for the match's record")
+    void.set_defaults(run=cmd_void)

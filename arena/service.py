@@ -18,7 +18,7 @@ import grpc.aio
 
 from arena.ladder import Arena
 from arena.store.calls import call_store
-from arena.store.repository import Store, StoreError
+from arena.store.repository import DETAIL_LIMIT, Store, StoreError, withheld_message
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
 from referee.codec.common import game_description, option_value, options_from_wire
@@ -62,6 +62,12 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             return await call_store(self.store, self.arena.metrics, fn, *args)
         except StoreError as error:
             await _abort(context, grpc.StatusCode[error.code], str(error))
+
+    async def _require_admin(self, context: Context, what: str) -> None:
+        if not hmac.compare_digest(_token(context) or "", self.admin_token):
+            await _abort(
+                context, grpc.StatusCode.PERMISSION_DENIED, f"{what} needs the admin token"
+            )
 
     async def ListGames(
         self, request: pb.ListGamesRequest, context: Context
@@ -137,11 +143,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def CreateLadder(
         self, request: pb.CreateLadderRequest, context: Context
     ) -> pb.CreateLadderResponse:
-        token = _token(context) or ""
-        if not hmac.compare_digest(token, self.admin_token):
-            await _abort(
-                context, grpc.StatusCode.PERMISSION_DENIED, "creating ladders needs the admin token"
-            )
+        await self._require_admin(context, "creating ladders")
         config = request.config
         if not NAME.match(config.name):
             await _abort(
@@ -205,6 +207,18 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         self, request: pb.WatchMatchRequest, context: Context
     ) -> AsyncIterator[pb.WatchMatchResponse]:
         live = self.arena.live.get(request.match_id)
+        if live is not None:
+            # A rotation's moves show the cards of its deal, which other rotations still
+            # play: no live watching until every other rotation of the deal has finished.
+            unfinished = await self._call(
+                context, self.store.rotations_unfinished, request.match_id
+            )
+            if unfinished:
+                await _abort(
+                    context,
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    withheld_message(request.match_id, unfinished),
+                )
         if live is None:
             record = await self._call(context, self.store.match_record, request.match_id)
             yield pb.WatchMatchResponse(finished=record)
@@ -219,3 +233,31 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 yield next_event
         finally:
             live.subscribers.remove(queue)
+
+    async def ListParkedMatches(
+        self, request: pb.ListParkedMatchesRequest, context: Context
+    ) -> pb.ListParkedMatchesResponse:
+        await self._require_admin(context, "listing parked matches")
+        limit = min(request.limit or 100, 1000)
+        matches, total = await self._call(context, self.store.parked_matches, limit)
+        return pb.ListParkedMatchesResponse(matches=matches, total=total)
+
+    async def RequeueMatch(
+        self, request: pb.RequeueMatchRequest, context: Context
+    ) -> pb.RequeueMatchResponse:
+        await self._require_admin(context, "requeueing a match")
+        await self._call(context, self.store.requeue_parked, request.match_id)
+        return pb.RequeueMatchResponse(match_id=request.match_id)
+
+    async def VoidMatch(
+        self, request: pb.VoidMatchRequest, context: Context
+    ) -> pb.VoidMatchResponse:
+        await self._require_admin(context, "voiding a match")
+        if len(request.reason) > DETAIL_LIMIT:
+            await _abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"reason must be at most {DETAIL_LIMIT} characters (got {len(request.reason)})",
+            )
+        await self._call(context, self.store.void_parked, request.match_id, request.reason)
+        return pb.VoidMatchResponse(match_id=request.match_id)
