@@ -277,14 +277,15 @@ def cmd_parked(args: argparse.Namespace) -> int:
     except grpc.RpcError as error:
         return _fail(error)
     table = Table(title=f"parked matches ({response.total})")
-    for column in ("match", "ladder", "kind", "bots", "failures", "last failure", "detail"):
+    table.add_column("match", no_wrap=True, min_width=32)  # whole: it is what requeue takes
+    for column in ("ladder", "kind", "failures", "last failure"):
         table.add_column(column)
+    table.add_column("detail", overflow="fold")
     for match in response.matches:
         table.add_row(
             match.match_id,
             match.ladder_id or "-",
             match.kind,
-            ", ".join(match.bot_ids),
             str(match.failures),
             FAILURE_KIND_NAMES[match.failure_kind],
             match.failure_detail,
