@@ -29,7 +29,7 @@ from botkit.server import Bot, start_server
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import game_pb2, options_pb2, record_pb2
-from referee import aio_bridge
+from referee import aio_bridge, runner
 from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool
 from referee.match import Match, MoveLog
@@ -43,7 +43,7 @@ ADMIN = "admin-secret"
 @pytest.fixture(params=["sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest) -> str:
     if request.param == "postgres" and not postgres_available():
-        if __import__("os").environ.get("CI"):
+        if os.environ.get("CI"):
             pytest.fail("PostgreSQL at 127.0.0.1:5432 is not reachable in CI")
         pytest.skip("no PostgreSQL server reachable")
     return str(request.param)
@@ -292,7 +292,7 @@ def test_a_worker_that_lost_its_lease_neither_records_nor_announces(store: Store
 def poison_first_deal(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The referee raises mid-match in every attempt at the first deal it plays (a fault of
     the arena, not of a bot); other deals play normally. Returns [the poisoned seed]."""
-    real = ladder_module.play_unannounced
+    real = runner.play_unannounced
     poisoned: list[int] = []
 
     async def play(spec: Any, pool: Any, on_move: Any, metrics: Any, stop: Any) -> Any:
@@ -361,7 +361,7 @@ def test_a_match_that_keeps_failing_is_parked_and_the_operator_requeues_or_voids
             client.token = ADMIN
             client.call("CreateLadder", pb.CreateLadderRequest(config=ladder_config()))
 
-            def parked() -> pb.ListParkedMatchesResponse:
+            def parked() -> Any:
                 return client.call("ListParkedMatches", pb.ListParkedMatchesRequest())
 
             def finished() -> int:
@@ -384,11 +384,12 @@ def test_a_match_that_keeps_failing_is_parked_and_the_operator_requeues_or_voids
                 "the parked gauge",
             )
             anonymous = ArenaClient(address, timeout_s=10)
-            for method, request in (
+            admin_calls: list[tuple[str, Any]] = [
                 ("ListParkedMatches", pb.ListParkedMatchesRequest()),
                 ("RequeueMatch", pb.RequeueMatchRequest(match_id=match.match_id)),
                 ("VoidMatch", pb.VoidMatchRequest(match_id=match.match_id)),
-            ):
+            ]
+            for method, request in admin_calls:
                 with pytest.raises(grpc.RpcError) as denied:
                     anonymous.call(method, request, token="owner-token")
                 assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED

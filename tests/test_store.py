@@ -6,7 +6,7 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -478,6 +478,7 @@ def test_a_match_that_keeps_failing_is_parked_then_requeued_or_voided(store: Sto
     assert store.waiting(ladder_id) == 0, "nor counted in the ladder's queue"
     assert all(e.scheduled == 0 for e in store.entrants(ladder_id)), "nor in the bots' schedules"
     (parked,), total = store.parked_matches(10)
+    assert requeued is not None
     assert total == 1 and parked.match_id == requeued.match_id and parked.failures == 3
     assert parked.failure_kind == pb.MATCH_FAILURE_KIND_PLAY and list(parked.bot_ids) == ids
     assert (
@@ -503,11 +504,12 @@ def test_a_match_that_keeps_failing_is_parked_then_requeued_or_voided(store: Sto
     assert "operator" in record.status_detail and "the deal breaks" in record.status_detail
     assert store.parked_matches(10) == ([], 0)
     assert all(s.matches == 0 for s in store.standings(ladder_id)), "a void is not rated"
-    for call, code in (
+    calls: list[tuple[Callable[[], object], str]] = [
         (lambda: store.void_parked(parked.match_id, ""), "FAILED_PRECONDITION"),
         (lambda: store.void_parked("nope", ""), "NOT_FOUND"),
         (lambda: store.requeue_parked("nope"), "NOT_FOUND"),
-    ):
+    ]
+    for call, code in calls:
         with pytest.raises(StoreError) as error:
             call()
         assert error.value.code == code
@@ -525,7 +527,7 @@ def test_a_restart_counts_an_interrupted_match_and_parks_it_at_the_limit(store: 
 def test_a_rotations_record_rank_and_score_are_withheld_until_its_deal_is_done(
     store: Store,
 ) -> None:
-    ladder_id, ids = queued_match(store, seats=3, duplicate=True)
+    ladder_id, _ = queued_match(store, seats=3, duplicate=True)
     claims = [store.claim("w", 60) for _ in range(3)]
     assert all(claims)
     first = claims[0]
