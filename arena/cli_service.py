@@ -21,6 +21,7 @@ from arena.limits import LimitsConfig, Rate, retry_after
 from arena.render import literal
 from arena.server import ServeOptions, serve
 from arena.store.db import DatabaseInUse
+from arena.store.repository import MAX_FAILURES
 from botkit.server import ListenError
 from botkit.tls import ClientTls, ServerTls, TlsConfigError
 from cardarena.arena.v1 import arena_service_pb2 as pb
@@ -69,6 +70,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             worker_id=args.worker_id,
             workers=args.workers,
             health_interval_s=args.health_interval_s,
+            max_match_failures=args.max_match_failures,
         ),
         tls=ServerTls(args.tls_cert, args.tls_key, args.tls_client_ca) if args.tls_cert else None,
         bot_tls=ClientTls(args.bot_ca_file, args.bot_client_cert, args.bot_client_key),
@@ -261,6 +263,13 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _positive(text: str) -> int:
+    """A command-line count of at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
 def cmd_standings(args: argparse.Namespace) -> int:
     """Print a ladder's standings."""
     try:
@@ -436,6 +445,62 @@ def _add_limit_flags(parser: argparse.ArgumentParser) -> None:
         )
 
 
+FAILURE_KIND_NAMES = {
+    value: name.removeprefix("MATCH_FAILURE_KIND_").lower()
+    for name, value in pb.MatchFailureKind.items()
+}
+
+
+def cmd_parked(args: argparse.Namespace) -> int:
+    """List the parked matches (admin token)."""
+    try:
+        response = _client(args).call(
+            "ListParkedMatches", pb.ListParkedMatchesRequest(limit=args.limit)
+        )
+    except grpc.RpcError as error:
+        return _fail(error)
+    table = Table(title=f"parked matches ({response.total})")
+    table.add_column("match", no_wrap=True, min_width=32)  # whole: it is what requeue takes
+    for column in ("ladder", "kind", "failures", "last failure"):
+        table.add_column(column)
+    table.add_column("detail", overflow="fold")
+    for match in response.matches:
+        table.add_row(
+            match.match_id,
+            match.ladder_id or "-",
+            match.kind,
+            str(match.failures),
+            FAILURE_KIND_NAMES[match.failure_kind],
+            literal(match.failure_detail),
+        )
+    console.print(table)
+    if response.matches:
+        console.print("arena requeue MATCH_ID (play it again) or arena void MATCH_ID (drop it)")
+    return 0
+
+
+def cmd_requeue(args: argparse.Namespace) -> int:
+    """Put a parked match back in the queue (admin token)."""
+    try:
+        _client(args).call("RequeueMatch", pb.RequeueMatchRequest(match_id=args.match_id))
+    except grpc.RpcError as error:
+        return _fail(error)
+    _say("match ", (args.match_id, "bold"), " is back in the queue")
+    return 0
+
+
+def cmd_void(args: argparse.Namespace) -> int:
+    """End a parked match unplayed (admin token)."""
+    try:
+        _client(args).call(
+            "VoidMatch", pb.VoidMatchRequest(match_id=args.match_id, reason=args.reason)
+        )
+    except grpc.RpcError as error:
+        return _fail(error)
+    _say("match ", (args.match_id, "bold"), " voided (not rated)")
+    return 0
+
+
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the service's subcommands to the ``arena`` parser."""
     serve_parser = commands.add_parser("serve", help="run the arena service (API + ladders)")
@@ -460,6 +525,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     serve_parser.add_argument("--workers", type=int, default=16, help="matches played at once")
     serve_parser.add_argument("--health-interval-s", type=float, default=30.0)
     serve_parser.add_argument("--shutdown-grace-s", type=float, default=10.0)
+    serve_parser.add_argument(
+        "--max-match-failures",
+        type=_positive,
+        default=MAX_FAILURES,
+        help="failed attempts at a match (not a bot's fault) before it is parked for an "
+        "operator (arena parked / requeue / void)",
+    )
     serve_parser.add_argument(
         "--allow-private-endpoints",
         action="store_true",
@@ -544,6 +616,17 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     admin.add_argument("target", help="a bot id (pause, resume, retire) or an owner's name")
     admin.add_argument("--reason", default="", help="why (shown to the owner; pause/retire/ban)")
     admin.set_defaults(run=cmd_admin)
+
+    parked = client_parser("parked", "list matches parked after failing too often (admin token)")
+    parked.add_argument("--limit", type=_positive, default=100, help="at most this many")
+    parked.set_defaults(run=cmd_parked)
+    requeue = client_parser("requeue", "put a parked match back in the queue (admin token)")
+    requeue.add_argument("match_id")
+    requeue.set_defaults(run=cmd_requeue)
+    void = client_parser("void", "end a parked match unplayed, not rated (admin token)")
+    void.add_argument("match_id")
+    void.add_argument("--reason", default="", help="why, for the match's record")
+    void.set_defaults(run=cmd_void)
 
 
 def add_serve_tls_arguments(parser: argparse.ArgumentParser) -> None:

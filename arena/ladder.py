@@ -22,7 +22,16 @@ from arena.endpoint_guard import EndpointRefused
 from arena.endpoint_resolver import EndpointGuard
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
 from arena.store.calls import call_store
-from arena.store.repository import CHANGE_GRACE_US, HOUSE_RANDOM, Claim, Store, now_us
+from arena.store.repository import (
+    CHANGE_GRACE_US,
+    FAILURE_KINDS,
+    HOUSE_RANDOM,
+    MAX_FAILURES,
+    Claim,
+    ClaimLost,
+    Store,
+    now_us,
+)
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import record_pb2
 from referee.aio_bridge import await_aio
@@ -31,7 +40,7 @@ from referee.codec.common import options_from_wire
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, Match, MoveLog, TimeControl
 from referee.metrics import Metrics
-from referee.runner import MatchSpec, play_match
+from referee.runner import MatchSpec, PlayedMatch, announce_end, play_unannounced
 
 log = logging.getLogger("arena.ladder")
 T = TypeVar("T")
@@ -61,11 +70,37 @@ class ArenaConfig:
     commit came more than ``CHANGE_GRACE_US`` after its stamp, a clock step)."""
     health_interval_s: float = 30.0
     health_failures_to_pull: int = 3
+    max_match_failures: int = MAX_FAILURES
+    """Failed attempts in a row at a match, for a reason that is not a bot's fault (setting it
+    up, the referee, storing its result, a worker that died with it), after which it is
+    parked for an operator instead of going back to the queue."""
+    housekeeping_interval_s: float = 5.0
+    """How often this process requeues the matches whose lease ran out (their worker died)
+    and reads how many matches are parked, for the metrics."""
     validation_matches: int = 2
     validation_time_control: TimeControl = field(
         default_factory=lambda: TimeControl(move_time_ms=2000, time_bank_ms=10_000)
     )
     seed: int | None = None
+
+
+class MatchFailed(Exception):
+    """A match failed for a reason that is not a bot's fault; ``kind`` (one of
+    ``FAILURE_KINDS``) says where, the exception's cause what."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+def _failure_of(error: BaseException) -> tuple[str, BaseException]:
+    """Where a match failed and why: ``MatchFailed``'s kind and cause, else "play" (a failure
+    of the lease renewal beside the match, say), through exception groups of one."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    if isinstance(error, MatchFailed) and error.__cause__ is not None:
+        return error.kind, error.__cause__
+    return "play", error
 
 
 @dataclass
@@ -136,7 +171,9 @@ class Arena:
         back to the queue; ``run`` returns once every worker is idle (``finished`` is set).
         Cancel the caller to abandon them sooner (their leases make them replayable).
         """
-        recovered = await self.db(self.store.recover, self.config.worker_id)
+        recovered = await self.db(
+            self.store.recover, self.config.worker_id, self.config.max_match_failures
+        )
         if recovered:
             log.info("requeued %d matches left in flight by an earlier run", recovered)
         try:
@@ -156,9 +193,22 @@ class Arena:
     # -- scheduling -----------------------------------------------------------------------------
 
     async def _schedule_forever(self) -> None:
+        housekept = -float("inf")
         while True:
+            if trio.current_time() - housekept >= self.config.housekeeping_interval_s:
+                await self.housekeep_once()
+                housekept = trio.current_time()
             await self.schedule_once()
             await trio.sleep(self.config.schedule_interval_s)
+
+    async def housekeep_once(self) -> None:
+        """Requeue the matches whose lease ran out (under new ids) and count the parked ones."""
+        recovered = await self.db(self.store.recover, None, self.config.max_match_failures)
+        if recovered:
+            log.warning("requeued %d matches whose worker's lease ran out", recovered)
+        parked = await self.db(self.store.parked_counts)
+        for kind in FAILURE_KINDS:
+            self.metrics.matches_parked.labels(kind).set(parked[kind])
 
     async def schedule_once(self) -> None:
         """Queue validation matches for new bots and keep every ladder's queue topped up."""
@@ -234,34 +284,76 @@ class Arena:
                 continue
             try:
                 await self.play_claim(claim)
-            except Exception:  # a store failure must not take the arena down with it
-                log.exception("match %s failed; giving it back to the queue", claim.match_id)
+            except Exception as error:  # not a bot's fault: it must not take the arena down
+                kind, cause = _failure_of(error)
+                log.exception("match %s failed (%s)", claim.match_id, kind)
                 with trio.CancelScope(shield=True), contextlib.suppress(Exception):
-                    await self.db(self.store.release, claim.match_id, self.config.worker_id)
+                    await self._fail(claim, kind, f"{type(cause).__name__}: {cause}")
                 await trio.sleep(1.0)
 
+    async def _fail(self, claim: Claim, kind: str, detail: str) -> None:
+        """Give a failed match back to the queue under a new id, or park it."""
+        self.metrics.match_failures.labels(kind).inc()
+        requeued = await self.db(
+            self.store.fail,
+            claim.match_id,
+            self.config.worker_id,
+            kind,
+            detail,
+            self.config.max_match_failures,
+        )
+        if requeued is None:
+            return
+        if requeued.status == "parked":
+            log.warning(
+                "match %s parked as %s after %d failed attempts (%s): see `arena parked`",
+                claim.match_id,
+                requeued.match_id,
+                self.config.max_match_failures,
+                kind,
+            )
+        else:
+            log.info("match %s given back to the queue as %s", claim.match_id, requeued.match_id)
+
     async def play_claim(self, claim: Claim) -> None:
-        """Play one claimed match and record it (or give it back if the arena is stopping)."""
-        spec = await self._spec_for(claim)
+        """Play one claimed match, record it, then tell its bots how it ended (or give it back
+        under a new id if the arena is stopping).
+
+        The bots hear the outcome only once it is committed (a crash in between leaves them
+        told nothing for this id, and the match is played again under another), and never if
+        this worker lost the match meanwhile (its lease ran out). Failures that are not a bot's
+        fault raise ``MatchFailed``."""
+        try:
+            spec = await self._spec_for(claim)
+        except Exception as error:
+            raise MatchFailed("setup") from error
         live = self.live[claim.match_id] = LiveMatch()
         try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._renew_lease, claim.match_id)
-                record = await play_match(
-                    spec, self.pool, partial(self._on_move, live), self.metrics, self.stop
-                )
-                nursery.cancel_scope.cancel()
-            if record.status == record_pb2.MATCH_STATUS_ABORTED:
-                await self.db(self.store.release, claim.match_id, self.config.worker_id)
-                log.info("match %s given back to the queue (stopping)", claim.match_id)
+            played = await self._play_while_held(claim, spec, live)
+            if played is None:
+                log.warning("match %s: lease lost while playing; not recorded", claim.match_id)
                 return
-            ratings = await self.db(self.store.record_result, record)
+            record = played.record
+            if record.status == record_pb2.MATCH_STATUS_ABORTED:
+                new_id = await self.db(self.store.release, claim.match_id, self.config.worker_id)
+                if new_id is not None:
+                    log.info("match %s given back to the queue as %s", claim.match_id, new_id)
+                    await announce_end(self.pool, played)  # final for this id: aborted
+                return
+            try:
+                ratings = await self.db(self.store.record_result, record, self.config.worker_id)
+            except ClaimLost:
+                log.warning("match %s: lease lost before its result was stored", claim.match_id)
+                return
+            except Exception as error:
+                raise MatchFailed("record") from error
             if ratings is not None:
                 self._count_result(claim, record)
                 kept = self._pools.get(claim.ladder_id or "")
                 if kept is not None:
                     kept.pool.rated(ratings)
-            live.publish(arena_service_pb2.WatchMatchResponse(finished=record))
+            await self._publish_end(live, claim, record)
+            await announce_end(self.pool, played)
         finally:
             live.publish(None)
             del self.live[claim.match_id]
@@ -275,6 +367,38 @@ class Arena:
         except EndpointRefused as refused:
             log.info("not connecting to a bot endpoint: %s", refused.detail)
             return Refused(REFUSED_DETAIL)
+
+    async def _play_while_held(
+        self, claim: Claim, spec: MatchSpec, live: LiveMatch
+    ) -> PlayedMatch | None:
+        """Play the match while renewing its lease; None if the lease was lost (the match is
+        someone else's now: stop playing it)."""
+        lost = trio.Event()
+        played: PlayedMatch | None = None
+        failure: Exception | None = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._renew_lease, claim.match_id, lost, nursery.cancel_scope)
+            try:
+                played = await play_unannounced(
+                    spec, self.pool, partial(self._on_move, live), self.metrics, self.stop
+                )
+            except Exception as error:  # raised outside the nursery: not in an exception group
+                failure = error
+            nursery.cancel_scope.cancel()
+        if failure is not None:
+            raise MatchFailed("play") from failure
+        return None if lost.is_set() else played
+
+    async def _publish_end(
+        self, live: LiveMatch, claim: Claim, record: record_pb2.MatchRecord
+    ) -> None:
+        """Send spectators the record, unless another rotation of its deal is unfinished (then
+        the stream just ends: the record would show that rotation's cards)."""
+        if live.subscribers and claim.kind == "ladder":
+            unfinished = await self.db(self.store.rotations_unfinished, claim.match_id)
+            if unfinished:
+                return
+        live.publish(arena_service_pb2.WatchMatchResponse(finished=record))
 
     async def _spec_for(self, claim: Claim) -> MatchSpec:
         endpoints = [
@@ -321,10 +445,20 @@ class Arena:
             )
         )
 
-    async def _renew_lease(self, match_id: str) -> None:
+    async def _renew_lease(
+        self, match_id: str, lost: trio.Event, playing: trio.CancelScope
+    ) -> None:
+        """Renew the lease every third of it; if the match is no longer this worker's, set
+        ``lost`` and cancel ``playing``."""
         while True:
             await trio.sleep(self.config.lease_s / 3)
-            await self.db(self.store.renew, match_id, self.config.worker_id, self.config.lease_s)
+            renewed = await self.db(
+                self.store.renew, match_id, self.config.worker_id, self.config.lease_s
+            )
+            if not renewed:
+                lost.set()
+                playing.cancel()
+                return
 
     def _count_result(self, claim: Claim, record: record_pb2.MatchRecord) -> None:
         game = record.settings.game

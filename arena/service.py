@@ -21,7 +21,13 @@ from arena.endpoint_guard import EndpointRefused, GuardedTarget
 from arena.ladder import Arena
 from arena.limits import RETRY_AFTER, ApiLimits, bearer_token, peer_key, whole_seconds
 from arena.store.calls import call_store
-from arena.store.repository import OwnerLimits, Store, StoreError
+from arena.store.repository import (
+    DETAIL_LIMIT,
+    OwnerLimits,
+    Store,
+    StoreError,
+    withheld_message,
+)
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
 from referee.codec.common import game_description, option_value, options_from_wire
@@ -279,6 +285,18 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     ) -> AsyncIterator[pb.WatchMatchResponse]:
         await _require(context, fields.identifier("match_id", request.match_id))
         live = self.arena.live.get(request.match_id)
+        if live is not None:
+            # A rotation's moves show the cards of its deal, which other rotations still
+            # play: no live watching until every other rotation of the deal has finished.
+            unfinished = await self._call(
+                context, self.store.rotations_unfinished, request.match_id
+            )
+            if unfinished:
+                await _abort(
+                    context,
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    withheld_message(request.match_id, unfinished),
+                )
         if live is None:
             record = await self._call(context, self.store.match_record, request.match_id)
             yield pb.WatchMatchResponse(finished=record)
@@ -361,3 +379,35 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         await _require(context, fields.name("owner", request.owner))
         released = await self._call(context, self.store.unban_owner, request.owner)
         return pb.UnbanOwnerResponse(bots_released=released)
+
+    # -- parked matches --------------------------------------------------------------------------
+
+    async def ListParkedMatches(
+        self, request: pb.ListParkedMatchesRequest, context: Context
+    ) -> pb.ListParkedMatchesResponse:
+        await self._require_admin(context, "listing parked matches")
+        limit = min(request.limit or 100, 1000)
+        matches, total = await self._call(context, self.store.parked_matches, limit)
+        return pb.ListParkedMatchesResponse(matches=matches, total=total)
+
+    async def RequeueMatch(
+        self, request: pb.RequeueMatchRequest, context: Context
+    ) -> pb.RequeueMatchResponse:
+        await self._require_admin(context, "requeueing a match")
+        await _require(context, fields.identifier("match_id", request.match_id))
+        await self._call(context, self.store.requeue_parked, request.match_id)
+        return pb.RequeueMatchResponse(match_id=request.match_id)
+
+    async def VoidMatch(
+        self, request: pb.VoidMatchRequest, context: Context
+    ) -> pb.VoidMatchResponse:
+        await self._require_admin(context, "voiding a match")
+        await _require(context, fields.identifier("match_id", request.match_id))
+        if len(request.reason) > DETAIL_LIMIT:
+            await _abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"reason must be at most {DETAIL_LIMIT} characters (got {len(request.reason)})",
+            )
+        await self._call(context, self.store.void_parked, request.match_id, request.reason)
+        return pb.VoidMatchResponse(match_id=request.match_id)

@@ -30,6 +30,8 @@ CALL_RESULTS = (
 FAULT_KINDS = CALL_RESULTS[1:]
 VALIDATION_RESULTS = ("passed", "failed")
 PROBE_RESULTS = ("ok", "failed")
+MATCH_FAILURE_KINDS = ("setup", "play", "record", "interrupted")
+"""Where a match failed for a reason that is not a bot's fault (``arena.store``'s kinds)."""
 STORE_OPERATIONS = (
     "claim_match",
     "record_result",
@@ -123,6 +125,20 @@ class Metrics:
             "Bots currently pulled from matchmaking by the health sweep.",
             registry=registry,
         )
+        self.match_failures = Counter(
+            f"{PREFIX}_match_failures",
+            "Attempts at a match that failed for a reason that is not a bot's fault (the match "
+            "went back to the queue, or was parked), by where it failed.",
+            ["kind"],
+            registry=registry,
+        )
+        self.matches_parked = Gauge(
+            f"{PREFIX}_matches_parked",
+            "Matches parked after failing too often, waiting for an operator (the whole "
+            "store's count, as this process last read it), by their last failure.",
+            ["kind"],
+            registry=registry,
+        )
         self.rating_updates = Counter(
             f"{PREFIX}_rating_updates",
             "Matches whose result updated ratings.",
@@ -157,6 +173,9 @@ class Metrics:
                 self.validations.labels(game, result)
         for result in PROBE_RESULTS:
             self.health_probes.labels(result)
+        for kind in MATCH_FAILURE_KINDS:
+            self.match_failures.labels(kind)
+            self.matches_parked.labels(kind)
         for operation in STORE_OPERATIONS:
             self.store_duration.labels(operation)
 

@@ -66,6 +66,21 @@ async def _gather(calls: Sequence[Callable[[], Awaitable[CallResult]]]) -> list[
     return [result for result in results if result is not None]
 
 
+@dataclass(frozen=True)
+class PlayedMatch:
+    """A match played to its end whose result its bots have not been told yet.
+
+    The ladder tells them (``announce_end``) only once the result is committed, so a match
+    replayed after a crash never gets a second outcome for one id; paths with no store
+    (``play_match``) tell them at once."""
+
+    record: record_pb2.MatchRecord
+    endpoints: tuple[str | Refused, ...]
+    end_requests: tuple[bot_service_pb2.EndMatchRequest, ...]
+    """One per seat; empty when the bots were never told the match started (voided at the
+    start)."""
+
+
 async def play_match(
     spec: MatchSpec,
     pool: BotPool,
@@ -73,7 +88,23 @@ async def play_match(
     metrics: Metrics | None = None,
     stop: trio.Event | None = None,
 ) -> record_pb2.MatchRecord:
-    """Play ``spec`` to its end (or void it) and return the match record.
+    """Play ``spec`` to its end (or void it), tell the bots how it ended, return the record.
+
+    For callers that keep no result (``arena match``, ``arena play``, tests): the outcome is
+    final as soon as it is played. See ``play_unannounced`` for the rest."""
+    played = await play_unannounced(spec, pool, on_move, metrics, stop)
+    await announce_end(pool, played)
+    return played.record
+
+
+async def play_unannounced(
+    spec: MatchSpec,
+    pool: BotPool,
+    on_move: MoveListener | None = None,
+    metrics: Metrics | None = None,
+    stop: trio.Event | None = None,
+) -> PlayedMatch:
+    """Play ``spec`` to its end (or void it) without sending EndMatch: ``announce_end`` does.
 
     Every bot failure becomes a recorded fault; this never raises because of a bot. Cancelling
     the caller cancels the RPC in flight. ``metrics``, when given, counts the match, its
@@ -87,14 +118,29 @@ async def play_match(
     game_metrics.in_flight.inc()
     started = time.perf_counter()
     try:
-        record = await _play_match(spec, pool, on_move, game_metrics, stop)
+        played = await _play_match(spec, pool, on_move, game_metrics, stop)
     finally:
         game_metrics.in_flight.dec()
     game_metrics.duration.observe(time.perf_counter() - started)
-    game_metrics.finished[_OUTCOME_NAMES[record.status]].inc()
-    if record.status == record_pb2.MATCH_STATUS_FORFEITED:
+    game_metrics.finished[_OUTCOME_NAMES[played.record.status]].inc()
+    if played.record.status == record_pb2.MATCH_STATUS_FORFEITED:
         game_metrics.forfeits.inc()
-    return record
+    return played
+
+
+async def announce_end(pool: BotPool, played: PlayedMatch) -> None:
+    """Send each seat its EndMatch (at most once per match: call it once the result is final).
+
+    A bot that does not answer within ``NOTIFY_TIMEOUT_S`` is not asked again."""
+    if not played.end_requests:
+        return  # never told the match started
+    bots = [pool.get(target) for target in played.endpoints]
+    await _gather(
+        [
+            partial(bot.end_match, request, NOTIFY_TIMEOUT_S)
+            for bot, request in zip(bots, played.end_requests, strict=True)
+        ]
+    )
 
 
 _OUTCOME_NAMES = {
@@ -111,7 +157,7 @@ async def _play_match(
     on_move: MoveListener | None,
     game_metrics: GameMetrics | None,
     stop: trio.Event | None,
-) -> record_pb2.MatchRecord:
+) -> PlayedMatch:
     started_at = _now_us()
     game, codec = spec.game, codec_for(spec.game)
     match = Match(game, spec.seed, spec.time_control, spec.policy)
@@ -129,6 +175,7 @@ async def _play_match(
         for seat, (bot, info) in enumerate(zip(bots, infos, strict=True))
     ]
     unreachable = [seat for seat, info in enumerate(infos) if info.fault is not None]
+    end_requests: list[bot_service_pb2.EndMatchRequest] = []
     if unreachable and spec.policy.void_if_unreachable_at_start:
         details = "; ".join(
             f"seat {seat} ({bots[seat].target}): {infos[seat].fault.detail}"  # type: ignore[union-attr]
@@ -161,13 +208,7 @@ async def _play_match(
             if on_move is not None:
                 on_move(match, log)
         end_requests = _end_requests(match, spec.match_id)
-        await _gather(
-            [
-                partial(bot.end_match, request, NOTIFY_TIMEOUT_S)
-                for bot, request in zip(bots, end_requests, strict=True)
-            ]
-        )
-    return match_record(
+    record = match_record(
         match,
         codec,
         match_id=spec.match_id,
@@ -176,6 +217,7 @@ async def _play_match(
         finished_at_us=_now_us(),
         referee_version=__version__,
     )
+    return PlayedMatch(record, tuple(spec.endpoints), tuple(end_requests))
 
 
 async def _play_one_move(

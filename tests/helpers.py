@@ -15,6 +15,11 @@ from referee.bot_client import BotPool
 from referee.runner import MatchSpec, play_match
 
 ROOT = Path(__file__).resolve().parent.parent
+
+POLLING_LIMITS = ("--limit-peer-requests", "10000/s")
+"""``arena serve`` options for a test that polls and probes faster than the per-address limit a
+public arena keeps (20 calls/s). A test of the limits passes its own after them (later flags
+win)."""
 T = TypeVar("T")
 
 

@@ -22,7 +22,7 @@ from arena.local_bots import BotProcess, arena_serve_command, free_port, start_s
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
 from referee.replay import resimulate
-from tests.helpers import ROOT, misbehaving_bot, random_bots
+from tests.helpers import POLLING_LIMITS, ROOT, misbehaving_bot, random_bots
 
 ADMIN = "admin-secret"
 
@@ -45,7 +45,7 @@ def arena_service(tmp_path: Path, *extra: str) -> Iterator[Service]:
     token_file = tmp_path / "admin"
     token_file.write_text(ADMIN)
     db = tmp_path / "arena.sqlite3"
-    command = arena_serve_command(token_file, ["--db", str(db)], 4, *extra)
+    command = arena_serve_command(token_file, ["--db", str(db)], 4, *POLLING_LIMITS, *extra)
     log = (tmp_path / "serve.log").open("a")
     process = start_server("arena", command, cwd=str(ROOT), stderr=log.fileno())
     try:

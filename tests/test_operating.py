@@ -26,7 +26,7 @@ from botkit.server import SERVER_OPTIONS, add_port
 from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from tests.certs import Certs, make_certs
-from tests.helpers import ROOT
+from tests.helpers import POLLING_LIMITS, ROOT
 
 ADMIN = "admin-secret"
 ARENA_SERVICE = pb.DESCRIPTOR.services_by_name["ArenaService"]
@@ -56,7 +56,8 @@ def arena(tmp_path: Path, *extra: str, db: Path | None = None) -> Iterator[BotPr
     """``arena serve`` on a free port, its log in ``tmp_path/serve.log``."""
     token_file = tmp_path / "admin"
     token_file.write_text(ADMIN)
-    command = arena_serve_command(token_file, ["--db", str(db or tmp_path / "a.db")], 2, *extra)
+    store = ["--db", str(db or tmp_path / "a.db")]
+    command = arena_serve_command(token_file, store, 2, *POLLING_LIMITS, *extra)
     with (tmp_path / "serve.log").open("a") as log:
         process = start_server("arena", command, cwd=str(ROOT), stderr=log.fileno())
         try:

@@ -6,7 +6,7 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -487,3 +487,154 @@ def test_standings_come_in_pages_with_fault_rates_counted_as_results_arrive(stor
     assert store.standings(ladder_id, limit=1, offset=1) == whole[1:2], "positions stay absolute"
     assert store.standings(ladder_id, offset=2) == whole[2:]
     assert store.standings(ladder_id, limit=5, offset=3) == []
+
+
+# -- match lifecycle: new ids on requeue, lost claims, parking, withheld rotations -------------
+
+
+def queued_match(store: Store, seats: int = 3, duplicate: bool = False) -> tuple[str, list[str]]:
+    """A ladder with active bots and one queued set; returns the ladder id and the bots."""
+    ids, _ = active_bots(store, seats)
+    ladder_id = store.create_ladder(ladder_config(seats=seats, duplicate=duplicate))
+    store.enter_active_bots(ladder_id, "oh-hell")
+    rotations = [tuple(ids[(i + s) % seats] for i in range(seats)) for s in range(seats)]
+    planned = [PlannedMatch(7, rotation) for rotation in (rotations if duplicate else [tuple(ids)])]
+    store.enqueue(ladder_id, "ladder", planned)
+    return ladder_id, ids
+
+
+def statuses(store: Store) -> dict[str, tuple[str, int]]:
+    with store.db.transaction() as tx:
+        return {m: (s, f) for m, s, f in tx.all("SELECT match_id, status, failures FROM matches")}
+
+
+def test_a_match_back_in_the_queue_is_played_under_a_new_id(store: Store) -> None:
+    queued_match(store)
+    first = store.claim("w1", 60)
+    assert first is not None
+    assert store.release(first.match_id, "someone-else") is None, "only the holder releases"
+    released = store.release(first.match_id, "w1")
+    assert released is not None and released != first.match_id
+    assert statuses(store) == {released: ("waiting", 0)}, "a release is not a failure"
+    second = store.claim("w1", 60)
+    assert second is not None and second.match_id == released and second.seed == first.seed
+    with pytest.raises(StoreError) as lost:  # the old id's result is refused
+        store.record_result(finished_record(first.match_id, [1, 2, 3], [3, 2, 1]), "w1")
+    assert lost.value.code == "FAILED_PRECONDITION" and "no longer claimed" in str(lost.value)
+
+    with store.db.transaction() as tx:  # the lease runs out; another process recovers it
+        tx.execute("UPDATE matches SET lease_until_us = 0")
+    assert store.recover(None) == 1
+    ((third, (status, failures)),) = statuses(store).items()
+    assert third not in (first.match_id, second.match_id) and (status, failures) == ("waiting", 1)
+    with pytest.raises(StoreError, match="no longer claimed"):
+        store.record_result(finished_record(second.match_id, [1, 2, 3], [3, 2, 1]), "w1")
+    again = store.claim("w2", 60)
+    assert again is not None and again.match_id == third
+    with pytest.raises(StoreError, match="no longer claimed"):  # held, but by w2
+        store.record_result(finished_record(third, [1, 2, 3], [3, 2, 1]), "w1")
+    assert store.record_result(finished_record(third, [1, 2, 3], [3, 2, 1]), "w2")
+    assert store.record_result(finished_record(third, [1, 2, 3], [3, 2, 1]), "w2") is None
+
+
+def test_a_match_that_keeps_failing_is_parked_then_requeued_or_voided(store: Store) -> None:
+    ladder_id, ids = queued_match(store)
+    seen = []
+    for attempt in range(1, 4):
+        claim = store.claim("w", 60)
+        assert claim is not None
+        seen.append(claim.match_id)
+        requeued = store.fail(claim.match_id, "w", "play", "RuntimeError: boom " + "x" * 5000, 3)
+        assert requeued is not None and requeued.match_id not in seen
+        assert requeued.status == ("parked" if attempt == 3 else "waiting")
+    assert store.claim("w", 60) is None, "a parked match is not claimed"
+    assert store.waiting(ladder_id) == 0, "nor counted in the ladder's queue"
+    assert all(e.scheduled == 0 for e in store.entrants(ladder_id)), "nor in the bots' schedules"
+    (parked,), total = store.parked_matches(10)
+    assert requeued is not None
+    assert total == 1 and parked.match_id == requeued.match_id and parked.failures == 3
+    assert parked.failure_kind == pb.MATCH_FAILURE_KIND_PLAY and list(parked.bot_ids) == ids
+    assert (
+        parked.failure_detail.startswith("RuntimeError: boom")
+        and len(parked.failure_detail) <= 1000
+    )
+    assert store.parked_counts() == {"play": 1}
+
+    store.requeue_parked(parked.match_id)
+    assert statuses(store) == {parked.match_id: ("waiting", 0)}, "requeued with a clean slate"
+    with pytest.raises(StoreError) as not_parked:
+        store.requeue_parked(parked.match_id)
+    assert not_parked.value.code == "FAILED_PRECONDITION"
+    for _ in range(3):
+        claim = store.claim("w", 60)
+        assert claim is not None
+        store.fail(claim.match_id, "w", "setup", "ValueError: no such game", 3)
+    (parked,), _ = store.parked_matches(10)
+    assert parked.failure_kind == pb.MATCH_FAILURE_KIND_SETUP
+    store.void_parked(parked.match_id, "the deal breaks the referee")
+    record = store.match_record(parked.match_id)
+    assert record.status == record_pb2.MATCH_STATUS_VOIDED and record.seed == 7
+    assert "operator" in record.status_detail and "the deal breaks" in record.status_detail
+    assert store.parked_matches(10) == ([], 0)
+    assert all(s.matches == 0 for s in store.standings(ladder_id)), "a void is not rated"
+    calls: list[tuple[Callable[[], object], str]] = [
+        (lambda: store.void_parked(parked.match_id, ""), "FAILED_PRECONDITION"),
+        (lambda: store.void_parked("nope", ""), "NOT_FOUND"),
+        (lambda: store.requeue_parked("nope"), "NOT_FOUND"),
+    ]
+    for call, code in calls:
+        with pytest.raises(StoreError) as error:
+            call()
+        assert error.value.code == code
+
+
+def test_a_restart_counts_an_interrupted_match_and_parks_it_at_the_limit(store: Store) -> None:
+    queued_match(store)
+    for _ in range(2):
+        assert store.claim("w", 60) is not None
+        assert store.recover("w", 2) == 1
+    (parked,), _ = store.parked_matches(10)
+    assert parked.failure_kind == pb.MATCH_FAILURE_KIND_INTERRUPTED and parked.failures == 2
+
+
+def test_a_rotations_record_rank_and_score_are_withheld_until_its_deal_is_done(
+    store: Store,
+) -> None:
+    ladder_id, _ = queued_match(store, seats=3, duplicate=True)
+    claims = [store.claim("w", 60) for _ in range(3)]
+    assert all(claims)
+    first = claims[0]
+    assert first is not None
+    store.record_result(finished_record(first.match_id, [1, 2, 3], [9, 5, 1]), "w")
+    assert store.rotations_unfinished(first.match_id) == 2
+    with pytest.raises(StoreError) as withheld:
+        store.match_record(first.match_id)
+    assert withheld.value.code == "FAILED_PRECONDITION" and "2 other" in str(withheld.value)
+    (summary,) = store.profile(first.seats[0], 10).recent_matches
+    assert summary.withheld and (summary.rank, summary.score) == (0, 0)
+    # The last rotation fails for good and is voided: the set is done and rated from the rest.
+    second, third = claims[1], claims[2]
+    assert second is not None and third is not None
+    store.record_result(finished_record(second.match_id, [2, 1, 3], [5, 9, 1]), "w")
+    parked = store.fail(third.match_id, "w", "play", "boom", 1)
+    assert parked is not None and parked.status == "parked"
+    with pytest.raises(StoreError, match="1 other"):
+        store.match_record(first.match_id)
+    store.void_parked(parked.match_id, "")
+    assert store.match_record(first.match_id).outcome.scores == [9, 5, 1]
+    (summary, *_) = store.profile(first.seats[0], 10).recent_matches
+    assert not any(m.withheld for m in store.profile(first.seats[0], 10).recent_matches)
+    assert all(s.matches == 2 for s in store.standings(ladder_id)), "rated from two rotations"
+
+
+def test_validation_matches_are_not_rotations_of_one_deal(store: Store) -> None:
+    bot, _ = store.register_bot("v", None, "b", "oh-hell", "127.0.0.1:1", "1")
+    store.enqueue(
+        None,
+        "validation",
+        [PlannedMatch(1, (bot.bot_id, HOUSE_RANDOM)), PlannedMatch(2, (HOUSE_RANDOM, bot.bot_id))],
+    )
+    claim = store.claim("w", 60)
+    assert claim is not None
+    store.record_result(finished_record(claim.match_id, [1, 2], [3, 1]), "w")
+    assert store.match_record(claim.match_id).match_id == claim.match_id, "other seeds: readable"

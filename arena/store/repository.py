@@ -5,6 +5,11 @@ idempotent by match id (a result delivered twice counts once), and recording a r
 ratings and the bots' statistics happen in the same transaction. Matches are claimed with
 leases, so several worker processes can share a PostgreSQL database and a worker that dies
 leaves its matches to be played again, never half-applied.
+
+A match that goes back to the queue unfinished (released, interrupted, failed) gets a new id:
+its bots may have been told it started, never how it ended, so no id ever has two outcomes. One
+that fails too often for a reason that is not a bot's fault is parked for an operator. The
+records of a duplicate deal are withheld until every rotation of the deal has finished.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from arena.matchmaking import Entrant, PlannedMatch
 from arena.ratings import INITIAL_MU, INITIAL_SIGMA, Rating, rate, set_ranks
 from arena.store.db import Database, Tx
 from cardarena.arena.v1 import arena_service_pb2
-from cardarena.game.v1 import record_pb2
+from cardarena.game.v1 import options_pb2, record_pb2
 from referee.codec.record import fault_name, summaries_of
 
 HOUSE_RANDOM = "house:random"
@@ -67,6 +72,35 @@ class OwnerLimits:
 
 NO_LIMITS = OwnerLimits()
 HOUR_US = 3_600_000_000
+
+
+class ClaimLost(StoreError):
+    """A worker's result for a match it no longer holds (its lease ran out and the match went
+    back to the queue under a new id): not recorded, and its bots must not be told it."""
+
+    def __init__(self, match_id: str, worker: str) -> None:
+        super().__init__(
+            "FAILED_PRECONDITION",
+            f"match {match_id!r} is no longer claimed by worker {worker!r}: not recorded",
+        )
+
+
+MAX_FAILURES = 3
+"""Failed attempts in a row (not a bot's fault) after which a match is parked."""
+FAILURE_KINDS = {
+    "setup": arena_service_pb2.MATCH_FAILURE_KIND_SETUP,
+    "play": arena_service_pb2.MATCH_FAILURE_KIND_PLAY,
+    "record": arena_service_pb2.MATCH_FAILURE_KIND_RECORD,
+    "interrupted": arena_service_pb2.MATCH_FAILURE_KIND_INTERRUPTED,
+}
+"""Where a match failed (``matches.failure_kind``), with its wire value."""
+DETAIL_LIMIT = 1000
+"""Characters of a failure's detail (or a void's reason) kept."""
+
+
+def bounded(text: str, limit: int = DETAIL_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, marked when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 T = TypeVar("T")
@@ -148,6 +182,31 @@ class Claim:
     seed: int
     seats: tuple[str, ...]
     endpoints: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Requeued:
+    """Where a match given back to the queue went: its new id and status ('waiting', or
+    'parked' after too many failures)."""
+
+    match_id: str
+    status: str
+
+
+_UNFINISHED_ROTATIONS = (
+    "SELECT COUNT(*) FROM matches o JOIN matches m ON o.set_id = m.set_id AND o.seed = m.seed "
+    "WHERE m.match_id = ? AND o.match_id <> m.match_id AND o.status <> 'finished'"
+)
+"""How many other rotations of a match's deal (same set, same seed) have not finished."""
+
+
+def withheld_message(match_id: str, unfinished: int) -> str:
+    """Why a rotation's record or moves are not shown yet."""
+    return (
+        f"match {match_id!r} is one rotation of a duplicate deal and {unfinished} other "
+        "rotation(s) of that deal have not finished: its record and moves show their cards, so "
+        "they are withheld until the whole set has finished"
+    )
 
 
 @dataclass(frozen=True)
@@ -754,10 +813,11 @@ class Store:
             )
 
     def has_validation(self, bot_id: str) -> bool:
-        """Whether validation matches for this bot are queued or running."""
+        """Whether validation matches for this bot are queued, running or parked (a parked one
+        waits for an operator rather than a new set being queued after it)."""
         with self.db.transaction() as tx:
             row = tx.one(  # status IN (...), not != 'finished': the status index, not a scan
-                "SELECT 1 FROM matches WHERE status IN ('waiting', 'playing') "
+                "SELECT 1 FROM matches WHERE status IN ('waiting', 'playing', 'parked') "
                 "AND kind = 'validation' AND seats LIKE ?",
                 (f"%{bot_id}%",),
             )
@@ -801,94 +861,274 @@ class Store:
             return tx.rowcount == 1
 
     @retry_transient
-    def release(self, match_id: str, worker: str) -> None:
-        """Give a claimed match back to the queue (it will be played again from the start)."""
+    def release(self, match_id: str, worker: str) -> str | None:
+        """Give a claimed match back to the queue, to be played again from the start under a
+        new id (returned; None if the match is no longer ``worker``'s). Not a failure: for a
+        match stopped with the arena."""
         with self.db.transaction() as tx:
-            tx.execute(
-                "UPDATE matches SET status = 'waiting', claimed_by = NULL, lease_until_us = NULL "
-                "WHERE match_id = ? AND claimed_by = ? AND status = 'playing'",
-                (match_id, worker),
-            )
+            requeued = self._requeue(tx, match_id, worker, None, MAX_FAILURES)
+        return requeued.match_id if requeued else None
 
     @retry_transient
-    def recover(self, worker: str) -> int:
-        """Requeue matches whose lease ran out, and every match ``worker`` held before a restart."""
+    def fail(
+        self, match_id: str, worker: str, kind: str, detail: str, max_failures: int = MAX_FAILURES
+    ) -> Requeued | None:
+        """A claimed match failed for a reason that is not a bot's fault (``kind``: one of
+        ``FAILURE_KINDS``): back to the queue under a new id, or parked once it has failed
+        ``max_failures`` times in a row. None if the match is no longer ``worker``'s."""
+        if kind not in FAILURE_KINDS:
+            raise ValueError(f"unknown failure kind {kind!r}")
         with self.db.transaction() as tx:
-            tx.execute(
-                "UPDATE matches SET status = 'waiting', claimed_by = NULL, lease_until_us = NULL "
-                "WHERE status = 'playing' AND (lease_until_us < ? OR claimed_by = ?)",
-                (now_us(), worker),
+            return self._requeue(tx, match_id, worker, (kind, detail), max_failures)
+
+    @retry_transient
+    def recover(self, worker: str | None, max_failures: int = MAX_FAILURES) -> int:
+        """Requeue matches whose lease ran out and (``worker`` given: at its start) every match
+        ``worker`` held before, each under a new id and counted as an interrupted attempt."""
+        with self.db.transaction() as tx:
+            skip = " FOR UPDATE SKIP LOCKED" if tx.dialect == "postgres" else ""
+            rows = tx.all(
+                "SELECT match_id, claimed_by FROM matches WHERE status = 'playing' "
+                f"AND (lease_until_us < ? OR claimed_by = ?){skip}",
+                (now_us(), worker or ""),
             )
-            return tx.rowcount
+            for match_id, held_by in rows:
+                detail = f"worker {held_by!r} stopped or lost its lease before the end"
+                self._requeue(tx, match_id, None, ("interrupted", detail), max_failures)
+            return len(rows)
+
+    @staticmethod
+    def _requeue(
+        tx: Tx,
+        match_id: str,
+        worker: str | None,
+        failure: tuple[str, str] | None,
+        max_failures: int,
+    ) -> Requeued | None:
+        """Put a match being played back in the queue under a new id (nothing references an
+        unfinished match: records and seat rows are written when it finishes); with a
+        ``failure``, count it and park the match at ``max_failures``."""
+        new_id = uuid.uuid4().hex
+        failed = 1 if failure else 0
+        kind, detail = (failure[0], bounded(failure[1])) if failure else (None, None)
+        park = "? = 1 AND failures + 1 >= ?"
+        row = tx.one(
+            "UPDATE matches SET match_id = ?, claimed_by = NULL, lease_until_us = NULL, "
+            f"status = CASE WHEN {park} THEN 'parked' ELSE 'waiting' END, "
+            f"parked_at_us = CASE WHEN {park} THEN ? ELSE NULL END, "
+            "failures = failures + ?, failure_kind = COALESCE(?, failure_kind), "
+            "failure_detail = COALESCE(?, failure_detail) "
+            "WHERE match_id = ? AND status = 'playing'"
+            + (" AND claimed_by = ?" if worker is not None else "")
+            + " RETURNING status",
+            (
+                new_id,
+                failed,
+                max_failures,
+                failed,
+                max_failures,
+                now_us(),
+                failed,
+                kind,
+                detail,
+                match_id,
+                *((worker,) if worker is not None else ()),
+            ),
+        )
+        return Requeued(new_id, row[0]) if row else None
+
+    # -- parked matches -------------------------------------------------------------------------
+
+    def parked_matches(self, limit: int) -> tuple[list[arena_service_pb2.ParkedMatch], int]:
+        """The oldest ``limit`` parked matches, and how many are parked in all."""
+        with self.db.transaction() as tx:
+            rows = tx.all(
+                "SELECT match_id, COALESCE(ladder_id, ''), kind, seats, failures, failure_kind, "
+                "failure_detail, parked_at_us FROM matches WHERE status = 'parked' "
+                "ORDER BY created_at_us LIMIT ?",
+                (limit,),
+            )
+            total = tx.one("SELECT COUNT(*) FROM matches WHERE status = 'parked'")[0]
+        return [
+            arena_service_pb2.ParkedMatch(
+                match_id=row[0],
+                ladder_id=row[1],
+                kind=row[2],
+                bot_ids=row[3].split(","),
+                failures=row[4],
+                failure_kind=FAILURE_KINDS.get(row[5] or "", 0),  # type: ignore[arg-type]
+                failure_detail=row[6] or "",
+                parked_at_us=row[7] or 0,
+            )
+            for row in rows
+        ], int(total)
+
+    def parked_counts(self) -> Counter[str]:
+        """Parked matches by the kind of their last failure (for the metrics)."""
+        with self.db.transaction() as tx:
+            rows = tx.all(
+                "SELECT failure_kind, COUNT(*) FROM matches WHERE status = 'parked' "
+                "GROUP BY failure_kind"
+            )
+        return Counter({kind or "": int(count) for kind, count in rows})
+
+    def _parked(self, tx: Tx, match_id: str) -> None:
+        row = tx.one("SELECT status FROM matches WHERE match_id = ?", (match_id,))
+        if row is None:
+            raise StoreError("NOT_FOUND", f"no match {match_id!r}")
+        if row[0] != "parked":
+            raise StoreError("FAILED_PRECONDITION", f"match {match_id!r} is {row[0]}, not parked")
+
+    @retry_transient
+    def requeue_parked(self, match_id: str) -> None:
+        """Put a parked match back in the queue (same id: it was never played under it), its
+        failure count reset."""
+        with self.db.transaction() as tx:
+            self._parked(tx, match_id)
+            tx.execute(
+                "UPDATE matches SET status = 'waiting', failures = 0, parked_at_us = NULL "
+                "WHERE match_id = ? AND status = 'parked'",
+                (match_id,),
+            )
 
     # -- results --------------------------------------------------------------------------------
 
     @retry_transient
-    def record_result(self, record: record_pb2.MatchRecord) -> dict[str, Rating] | None:
+    def record_result(
+        self, record: record_pb2.MatchRecord, worker: str | None = None
+    ) -> dict[str, Rating] | None:
         """Store a finished match and apply it: the new ratings it set (empty if it rated
-        nothing), or None if it was already recorded (no change)."""
+        nothing), or None if it was already recorded (no change).
+
+        With ``worker``, only while that worker still holds the match: else ``ClaimLost``
+        (its lease ran out and the match went back to the queue under a new id)."""
         with self.db.transaction() as tx:
-            # Every match of the set, locked in one order: of two rotations finishing at once,
-            # the second waits for the first and sees it finished, so the set is rated once.
-            rows = tx.all(
-                "SELECT match_id, status, ladder_id, kind, seats, result_status FROM matches "
-                "WHERE set_id = (SELECT set_id FROM matches WHERE match_id = ?) ORDER BY match_id"
-                + (" FOR UPDATE" if tx.dialect == "postgres" else ""),
-                (record.match_id,),
-            )
+            rows = self._lock_set(tx, record.match_id)
             this = next((row for row in rows if row[0] == record.match_id), None)
             if this is None:
+                if worker is not None:
+                    raise ClaimLost(record.match_id, worker)
                 raise StoreError("NOT_FOUND", f"no match {record.match_id!r}")
-            _, status, ladder_id, kind, seats_text, _ = this
-            if status == "finished":
+            if this[1] == "finished":
                 return None
+            if worker is not None and (this[1] != "playing" or this[6] != worker):
+                raise ClaimLost(record.match_id, worker)
+            return self._finish(tx, record, rows, validate=True)
+
+    @retry_transient
+    def void_parked(self, match_id: str, reason: str) -> None:
+        """End a parked match without playing it: a record with status VOIDED (not rated; a
+        duplicate set is rated from its other rotations once this completes it). A validation
+        match voided so leaves its bot validating (a new set is queued), not rejected."""
+        with self.db.transaction() as tx:
+            rows = self._lock_set(tx, match_id)
+            self._parked(tx, match_id)  # read under the lock: not requeued meanwhile
+            ladder_id, _, seats_text = next(row for row in rows if row[0] == match_id)[2:5]
+            seed, failures, failure_kind, failure_detail = tx.one(
+                "SELECT seed, failures, failure_kind, failure_detail FROM matches "
+                "WHERE match_id = ?",
+                (match_id,),
+            )
             seats = seats_text.split(",")
-            finished = record.finished_at_us or now_us()
-            tx.execute(  # claimed_by stays: it tells which worker played the match
-                "UPDATE matches SET status = 'finished', result_status = ?, finished_at_us = ?, "
-                "lease_until_us = NULL WHERE match_id = ?",
-                (int(record.status), finished, record.match_id),
+            endpoints = dict(
+                tx.all(
+                    "SELECT bot_id, endpoint FROM bots WHERE bot_id IN "
+                    f"({', '.join('?' for _ in seats)})",
+                    seats,
+                )
             )
-            tx.execute(
-                "INSERT INTO records (match_id, record) VALUES (?, ?)",
-                (record.match_id, record.SerializeToString()),
+            if ladder_id is not None:
+                config = tx.one("SELECT config FROM ladders WHERE ladder_id = ?", (ladder_id,))[0]
+                settings = arena_service_pb2.LadderConfig.FromString(bytes(config)).settings
+            else:  # a validation match: the game of the bot it validates
+                bot = next(bot for bot in seats if bot != HOUSE_RANDOM)
+                game = tx.one("SELECT game FROM bots WHERE bot_id = ?", (bot,))[0]
+                settings = options_pb2.GameSettings(game=game, num_seats=len(seats))
+            detail = (
+                f"voided by an operator after {failures} failed attempt(s) "
+                f"(last: {failure_kind}: {failure_detail})"
             )
-            ratings: dict[str, Rating] = {}
-            others = [row for row in rows if row[0] != record.match_id]
-            summaries = summaries_of(record, len(seats))
-            if kind == "validation":
+            record = record_pb2.MatchRecord(
+                match_id=match_id,
+                settings=settings,
+                seed=int(seed),
+                seats=[
+                    record_pb2.SeatAssignment(seat=seat, endpoint=endpoints.get(bot, ""))
+                    for seat, bot in enumerate(seats)
+                ],
+                status=record_pb2.MATCH_STATUS_VOIDED,
+                status_detail=bounded(f"{detail}; reason: {reason}" if reason else detail),
+                finished_at_us=now_us(),
+            )
+            self._finish(tx, record, rows, validate=False)
+
+    @staticmethod
+    def _lock_set(tx: Tx, match_id: str) -> list[Any]:
+        """Every match of ``match_id``'s set (id, status, ladder, kind, seats, result status,
+        claimed by), locked in one order: of two rotations finishing at once, the second waits
+        for the first and sees it finished, so the set is rated once."""
+        return tx.all(
+            "SELECT match_id, status, ladder_id, kind, seats, result_status, claimed_by "
+            "FROM matches WHERE set_id = (SELECT set_id FROM matches WHERE match_id = ?) "
+            "ORDER BY match_id" + (" FOR UPDATE" if tx.dialect == "postgres" else ""),
+            (match_id,),
+        )
+
+    def _finish(
+        self, tx: Tx, record: record_pb2.MatchRecord, rows: Sequence[Any], *, validate: bool
+    ) -> dict[str, Rating]:
+        """Mark the match finished with ``record`` and apply it (``validate``: a validation
+        match's result to its bot): the new ratings it set (empty if it rated nothing)."""
+        this = next(row for row in rows if row[0] == record.match_id)
+        _, _, ladder_id, kind, seats_text, _, _ = this
+        seats = seats_text.split(",")
+        finished = record.finished_at_us or now_us()
+        tx.execute(  # claimed_by stays: it tells which worker played the match
+            "UPDATE matches SET status = 'finished', result_status = ?, finished_at_us = ?, "
+            "lease_until_us = NULL WHERE match_id = ?",
+            (int(record.status), finished, record.match_id),
+        )
+        tx.execute(
+            "INSERT INTO records (match_id, record) VALUES (?, ?)",
+            (record.match_id, record.SerializeToString()),
+        )
+        ratings: dict[str, Rating] = {}
+        others = [row for row in rows if row[0] != record.match_id]
+        summaries = summaries_of(record, len(seats))
+        if kind == "validation":
+            if validate:
                 self._apply_validation(tx, record, seats)
-            elif ladder_id is not None:
-                played = Counter(seats)
-                moves: Counter[str] = Counter()
-                faults: Counter[str] = Counter()
-                for bot, summary in zip(seats, summaries, strict=True):
-                    moves[bot] += summary.moves
-                    faults[bot] += summary.faults
-                per_match = []  # the ranks of each rated match of the set, once it is complete
-                if all(row[1] == "finished" for row in others):
-                    ranks_of = "SELECT bot_id, rank FROM match_seats WHERE match_id = ?"
-                    per_match = [
-                        dict(tx.all(ranks_of, (other,)))
-                        for other, *_, result in others
-                        if result in RATED_STATUSES
-                    ]
-                    if record.status in RATED_STATUSES:
-                        per_match.append(dict(zip(seats, record.outcome.ranks, strict=False)))
-                if per_match:
-                    ratings = self._rate_set(tx, ladder_id, per_match, played, moves, faults)
-                else:  # the set is not complete, or nothing in it is rated: count the match
-                    tx.many(
-                        "UPDATE entries SET scheduled = scheduled + ?, moves_played = "
-                        "moves_played + ?, faults = faults + ?, changed_us = ? "
-                        "WHERE ladder_id = ? AND bot_id = ?",
-                        [
-                            (played[bot], moves[bot], faults[bot], now_us(), ladder_id, bot)
-                            for bot in sorted(played)
-                        ],
-                    )
-            self._record_seats(tx, record, seats, finished, ratings, summaries)
-            return ratings
+        elif ladder_id is not None:
+            played = Counter(seats)
+            moves: Counter[str] = Counter()
+            faults: Counter[str] = Counter()
+            for bot, summary in zip(seats, summaries, strict=True):
+                moves[bot] += summary.moves
+                faults[bot] += summary.faults
+            per_match = []  # the ranks of each rated match of the set, once it is complete
+            if all(row[1] == "finished" for row in others):
+                ranks_of = "SELECT bot_id, rank FROM match_seats WHERE match_id = ?"
+                per_match = [
+                    dict(tx.all(ranks_of, (other[0],)))
+                    for other in others
+                    if other[5] in RATED_STATUSES
+                ]
+                if record.status in RATED_STATUSES:
+                    per_match.append(dict(zip(seats, record.outcome.ranks, strict=False)))
+            if per_match:
+                ratings = self._rate_set(tx, ladder_id, per_match, played, moves, faults)
+            else:  # the set is not complete, or nothing in it is rated: count the match
+                tx.many(
+                    "UPDATE entries SET scheduled = scheduled + ?, moves_played = "
+                    "moves_played + ?, faults = faults + ?, changed_us = ? "
+                    "WHERE ladder_id = ? AND bot_id = ?",
+                    [
+                        (played[bot], moves[bot], faults[bot], now_us(), ladder_id, bot)
+                        for bot in sorted(played)
+                    ],
+                )
+        self._record_seats(tx, record, seats, finished, ratings, summaries)
+        return ratings
 
     def _record_seats(
         self,
@@ -967,7 +1207,7 @@ class Store:
                 )
                 continue
             pending = tx.one(
-                "SELECT COUNT(*) FROM matches WHERE status IN ('waiting', 'playing') "
+                "SELECT COUNT(*) FROM matches WHERE status IN ('waiting', 'playing', 'parked') "
                 "AND kind = 'validation' AND seats LIKE ?",
                 (f"%{bot_id}%",),
             )[0]
@@ -1032,12 +1272,23 @@ class Store:
     # -- reading results ------------------------------------------------------------------------
 
     def match_record(self, match_id: str) -> record_pb2.MatchRecord:
-        """A finished match's record."""
+        """A finished match's record; withheld (FAILED_PRECONDITION) while another rotation of
+        its duplicate deal has not finished: its seed and moves show that rotation's cards."""
         with self.db.transaction() as tx:
             row = tx.one("SELECT record FROM records WHERE match_id = ?", (match_id,))
-        if row is None:
-            raise StoreError("NOT_FOUND", f"no finished match {match_id!r}")
+            if row is None:
+                raise StoreError("NOT_FOUND", f"no finished match {match_id!r}")
+            unfinished = int(tx.one(_UNFINISHED_ROTATIONS, (match_id,))[0])
+        if unfinished:
+            raise StoreError("FAILED_PRECONDITION", withheld_message(match_id, unfinished))
         return record_pb2.MatchRecord.FromString(bytes(row[0]))
+
+    def rotations_unfinished(self, match_id: str) -> int:
+        """How many other rotations of the match's duplicate deal have not finished (0 for a
+        match that is not part of one): while any has not, the match's record, its live
+        moves and its rank and score are withheld."""
+        with self.db.transaction() as tx:
+            return int(tx.one(_UNFINISHED_ROTATIONS, (match_id,))[0])
 
     def profile(self, bot_id: str, recent: int) -> arena_service_pb2.GetBotProfileResponse:
         """Ratings history, recent matches and fault and latency figures of a bot."""
@@ -1062,21 +1313,24 @@ class Store:
                 )
             for row in tx.all(
                 "SELECT s.match_id, COALESCE(m.ladder_id, ''), m.result_status, s.seat, s.rank, "
-                "s.score, s.faults, s.finished_at_us FROM match_seats s "
-                "JOIN matches m ON m.match_id = s.match_id WHERE s.bot_id = ? "
-                "ORDER BY s.finished_at_us DESC LIMIT ?",
+                "s.score, s.faults, s.finished_at_us, EXISTS (SELECT 1 FROM matches o "
+                "WHERE o.set_id = m.set_id AND o.seed = m.seed AND o.status <> 'finished') "
+                "FROM match_seats s JOIN matches m ON m.match_id = s.match_id "
+                "WHERE s.bot_id = ? ORDER BY s.finished_at_us DESC LIMIT ?",
                 (bot_id, recent),
             ):
+                withheld = bool(row[8])  # the rank and score say something about the deal
                 response.recent_matches.append(
                     arena_service_pb2.MatchSummary(
                         match_id=row[0],
                         ladder_id=row[1],
                         status=row[2],
                         seat=row[3],
-                        rank=row[4],
-                        score=row[5],
+                        rank=0 if withheld else row[4],
+                        score=0 if withheld else row[5],
                         faults=row[6],
                         finished_at_us=row[7],
+                        withheld=withheld,
                     )
                 )
             for kind, count in tx.all(

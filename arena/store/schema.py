@@ -213,5 +213,18 @@ def _v8(dialect: str) -> list[str]:
     ]
 
 
-MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8]
+def _v9(dialect: str) -> list[str]:
+    """Matches that fail for a reason that is not a bot's fault: how often in a row, the last
+    failure's kind and detail, and when the match was parked (status 'parked', for an operator
+    to requeue or void) after too many. ``attempts`` still counts every claim."""
+    del dialect
+    return [
+        "ALTER TABLE matches ADD COLUMN failures INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE matches ADD COLUMN failure_kind TEXT",
+        "ALTER TABLE matches ADD COLUMN failure_detail TEXT",
+        "ALTER TABLE matches ADD COLUMN parked_at_us BIGINT",
+    ]
+
+
+MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

@@ -68,6 +68,38 @@ BOT_STATE_UNHEALTHY: BotState.ValueType  # 6
 """Pulled from matchmaking by the health sweep until it answers again."""
 Global___BotState: _TypeAlias = BotState  # noqa: Y015
 
+class _MatchFailureKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MatchFailureKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchFailureKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MATCH_FAILURE_KIND_UNSPECIFIED: _MatchFailureKind.ValueType  # 0
+    """Not set."""
+    MATCH_FAILURE_KIND_SETUP: _MatchFailureKind.ValueType  # 1
+    """Setting the match up: its ladder's configuration or its game could not be read."""
+    MATCH_FAILURE_KIND_PLAY: _MatchFailureKind.ValueType  # 2
+    """Playing it: the referee raised an error."""
+    MATCH_FAILURE_KIND_RECORD: _MatchFailureKind.ValueType  # 3
+    """Storing its result."""
+    MATCH_FAILURE_KIND_INTERRUPTED: _MatchFailureKind.ValueType  # 4
+    """The worker playing it stopped, died or lost its lease before the end."""
+
+class MatchFailureKind(_MatchFailureKind, metaclass=_MatchFailureKindEnumTypeWrapper):
+    """Where a match that is not a bot's fault failed."""
+
+MATCH_FAILURE_KIND_UNSPECIFIED: MatchFailureKind.ValueType  # 0
+"""Not set."""
+MATCH_FAILURE_KIND_SETUP: MatchFailureKind.ValueType  # 1
+"""Setting the match up: its ladder's configuration or its game could not be read."""
+MATCH_FAILURE_KIND_PLAY: MatchFailureKind.ValueType  # 2
+"""Playing it: the referee raised an error."""
+MATCH_FAILURE_KIND_RECORD: MatchFailureKind.ValueType  # 3
+"""Storing its result."""
+MATCH_FAILURE_KIND_INTERRUPTED: MatchFailureKind.ValueType  # 4
+"""The worker playing it stopped, died or lost its lease before the end."""
+Global___MatchFailureKind: _TypeAlias = MatchFailureKind  # noqa: Y015
+
 @_typing.final
 class Bot(_message.Message):
     """A bot as the arena knows it."""
@@ -706,6 +738,7 @@ class MatchSummary(_message.Message):
     SCORE_FIELD_NUMBER: _builtins.int
     FAULTS_FIELD_NUMBER: _builtins.int
     FINISHED_AT_US_FIELD_NUMBER: _builtins.int
+    WITHHELD_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match's id."""
     ladder_id: _builtins.str
@@ -722,6 +755,10 @@ class MatchSummary(_message.Message):
     """The bot's faults in it."""
     finished_at_us: _builtins.int
     """When it finished, in microseconds since the Unix epoch."""
+    withheld: _builtins.bool
+    """True while other rotations of its duplicate deal are unfinished: rank and score are
+    withheld (0) until the whole set has finished, as they say something about the deal.
+    """
     def __init__(
         self,
         *,
@@ -733,10 +770,11 @@ class MatchSummary(_message.Message):
         score: _builtins.int = ...,
         faults: _builtins.int = ...,
         finished_at_us: _builtins.int = ...,
+        withheld: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["faults", b"faults", "finished_at_us", b"finished_at_us", "ladder_id", b"ladder_id", "match_id", b"match_id", "rank", b"rank", "score", b"score", "seat", b"seat", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["faults", b"faults", "finished_at_us", b"finished_at_us", "ladder_id", b"ladder_id", "match_id", b"match_id", "rank", b"rank", "score", b"score", "seat", b"seat", "status", b"status", "withheld", b"withheld"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1232,3 +1270,197 @@ class UnbanOwnerResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___UnbanOwnerResponse: _TypeAlias = UnbanOwnerResponse  # noqa: Y015
+
+@_typing.final
+class ParkedMatch(_message.Message):
+    """A match parked after failing too often."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    LADDER_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    BOT_IDS_FIELD_NUMBER: _builtins.int
+    FAILURES_FIELD_NUMBER: _builtins.int
+    FAILURE_KIND_FIELD_NUMBER: _builtins.int
+    FAILURE_DETAIL_FIELD_NUMBER: _builtins.int
+    PARKED_AT_US_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match's id (a new one each time it went back to the queue; never played under it)."""
+    ladder_id: _builtins.str
+    """Its ladder (empty for a validation match)."""
+    kind: _builtins.str
+    """"ladder" or "validation"."""
+    failures: _builtins.int
+    """Failed attempts in a row."""
+    failure_kind: Global___MatchFailureKind.ValueType
+    """Where the last attempt failed."""
+    failure_detail: _builtins.str
+    """What went wrong the last time (at most 1,000 characters)."""
+    parked_at_us: _builtins.int
+    """When it was parked, in microseconds since the Unix epoch."""
+    @_builtins.property
+    def bot_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The bots, by seat ("house:random" for the arena's own random bot)."""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        ladder_id: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        bot_ids: _abc.Iterable[_builtins.str] | None = ...,
+        failures: _builtins.int = ...,
+        failure_kind: Global___MatchFailureKind.ValueType = ...,
+        failure_detail: _builtins.str = ...,
+        parked_at_us: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_ids", b"bot_ids", "failure_detail", b"failure_detail", "failure_kind", b"failure_kind", "failures", b"failures", "kind", b"kind", "ladder_id", b"ladder_id", "match_id", b"match_id", "parked_at_us", b"parked_at_us"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ParkedMatch: _TypeAlias = ParkedMatch  # noqa: Y015
+
+@_typing.final
+class ListParkedMatchesRequest(_message.Message):
+    """Lists parked matches."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LIMIT_FIELD_NUMBER: _builtins.int
+    limit: _builtins.int
+    """At most this many, oldest first (0: 100)."""
+    def __init__(
+        self,
+        *,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListParkedMatchesRequest: _TypeAlias = ListParkedMatchesRequest  # noqa: Y015
+
+@_typing.final
+class ListParkedMatchesResponse(_message.Message):
+    """Parked matches."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCHES_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    total: _builtins.int
+    """How many matches are parked in all."""
+    @_builtins.property
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___ParkedMatch]:
+        """Oldest first."""
+
+    def __init__(
+        self,
+        *,
+        matches: _abc.Iterable[Global___ParkedMatch] | None = ...,
+        total: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "total", b"total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListParkedMatchesResponse: _TypeAlias = ListParkedMatchesResponse  # noqa: Y015
+
+@_typing.final
+class RequeueMatchRequest(_message.Message):
+    """Requeues a parked match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The parked match's id."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RequeueMatchRequest: _TypeAlias = RequeueMatchRequest  # noqa: Y015
+
+@_typing.final
+class RequeueMatchResponse(_message.Message):
+    """The requeued match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """Its id, now waiting to be played."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RequeueMatchResponse: _TypeAlias = RequeueMatchResponse  # noqa: Y015
+
+@_typing.final
+class VoidMatchRequest(_message.Message):
+    """Voids a parked match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The parked match's id."""
+    reason: _builtins.str
+    """Why, for its record (optional, at most 1,000 characters)."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VoidMatchRequest: _TypeAlias = VoidMatchRequest  # noqa: Y015
+
+@_typing.final
+class VoidMatchResponse(_message.Message):
+    """The voided match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """Its id; its record (status VOIDED) is readable once its whole set has finished."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VoidMatchResponse: _TypeAlias = VoidMatchResponse  # noqa: Y015

@@ -115,6 +115,21 @@ class ArenaServiceStub:
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerRequest.SerializeToString,
                 response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerResponse.FromString,
                 _registered_method=True)
+        self.ListParkedMatches = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/ListParkedMatches',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListParkedMatchesRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListParkedMatchesResponse.FromString,
+                _registered_method=True)
+        self.RequeueMatch = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/RequeueMatch',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RequeueMatchRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RequeueMatchResponse.FromString,
+                _registered_method=True)
+        self.VoidMatch = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/VoidMatch',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -242,6 +257,29 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListParkedMatches(self, request, context):
+        """Matches parked after failing too often for a reason that is not a bot's fault, oldest
+        first. Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RequeueMatch(self, request, context):
+        """Puts a parked match back in the queue with its failure count reset. Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def VoidMatch(self, request, context):
+        """Ends a parked match without playing it (status VOIDED, not rated; a duplicate set is rated
+        from its other rotations). Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -324,6 +362,21 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.UnbanOwner,
                     request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerRequest.FromString,
                     response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerResponse.SerializeToString,
+            ),
+            'ListParkedMatches': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListParkedMatches,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListParkedMatchesRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListParkedMatchesResponse.SerializeToString,
+            ),
+            'RequeueMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.RequeueMatch,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RequeueMatchRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RequeueMatchResponse.SerializeToString,
+            ),
+            'VoidMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.VoidMatch,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -759,6 +812,87 @@ class ArenaService:
             '/cardarena.arena.v1.ArenaService/UnbanOwner',
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerRequest.SerializeToString,
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.UnbanOwnerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListParkedMatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/ListParkedMatches',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListParkedMatchesRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListParkedMatchesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RequeueMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/RequeueMatch',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RequeueMatchRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RequeueMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def VoidMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/VoidMatch',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -86,6 +86,16 @@ class ArenaServiceStub:
     """
     UnbanOwner: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.UnbanOwnerRequest, _arena_service_pb2.UnbanOwnerResponse]
     """Lifts an owner's ban; its bots stay paused until the owner resumes them. Admin token."""
+    ListParkedMatches: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListParkedMatchesRequest, _arena_service_pb2.ListParkedMatchesResponse]
+    """Matches parked after failing too often for a reason that is not a bot's fault, oldest
+    first. Admin token.
+    """
+    RequeueMatch: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RequeueMatchRequest, _arena_service_pb2.RequeueMatchResponse]
+    """Puts a parked match back in the queue with its failure count reset. Admin token."""
+    VoidMatch: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.VoidMatchRequest, _arena_service_pb2.VoidMatchResponse]
+    """Ends a parked match without playing it (status VOIDED, not rated; a duplicate set is rated
+    from its other rotations). Admin token.
+    """
 
 @_typing.type_check_only
 class ArenaServiceAsyncStub(ArenaServiceStub):
@@ -138,6 +148,16 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """
     UnbanOwner: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.UnbanOwnerRequest, _arena_service_pb2.UnbanOwnerResponse]  # type: ignore[assignment]
     """Lifts an owner's ban; its bots stay paused until the owner resumes them. Admin token."""
+    ListParkedMatches: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListParkedMatchesRequest, _arena_service_pb2.ListParkedMatchesResponse]  # type: ignore[assignment]
+    """Matches parked after failing too often for a reason that is not a bot's fault, oldest
+    first. Admin token.
+    """
+    RequeueMatch: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RequeueMatchRequest, _arena_service_pb2.RequeueMatchResponse]  # type: ignore[assignment]
+    """Puts a parked match back in the queue with its failure count reset. Admin token."""
+    VoidMatch: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.VoidMatchRequest, _arena_service_pb2.VoidMatchResponse]  # type: ignore[assignment]
+    """Ends a parked match without playing it (status VOIDED, not rated; a duplicate set is rated
+    from its other rotations). Admin token.
+    """
 
 class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
     """The arena's public API."""
@@ -283,5 +303,33 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.UnbanOwnerResponse, _abc.Awaitable[_arena_service_pb2.UnbanOwnerResponse]]:
         """Lifts an owner's ban; its bots stay paused until the owner resumes them. Admin token."""
+
+    @_abc_1.abstractmethod
+    def ListParkedMatches(
+        self,
+        request: _arena_service_pb2.ListParkedMatchesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.ListParkedMatchesResponse, _abc.Awaitable[_arena_service_pb2.ListParkedMatchesResponse]]:
+        """Matches parked after failing too often for a reason that is not a bot's fault, oldest
+        first. Admin token.
+        """
+
+    @_abc_1.abstractmethod
+    def RequeueMatch(
+        self,
+        request: _arena_service_pb2.RequeueMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.RequeueMatchResponse, _abc.Awaitable[_arena_service_pb2.RequeueMatchResponse]]:
+        """Puts a parked match back in the queue with its failure count reset. Admin token."""
+
+    @_abc_1.abstractmethod
+    def VoidMatch(
+        self,
+        request: _arena_service_pb2.VoidMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.VoidMatchResponse, _abc.Awaitable[_arena_service_pb2.VoidMatchResponse]]:
+        """Ends a parked match without playing it (status VOIDED, not rated; a duplicate set is rated
+        from its other rotations). Admin token.
+        """
 
 def add_ArenaServiceServicer_to_server(servicer: ArenaServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
