@@ -1283,6 +1283,36 @@ class Store:
             raise StoreError("FAILED_PRECONDITION", withheld_message(match_id, unfinished))
         return record_pb2.MatchRecord.FromString(bytes(row[0]))
 
+    def token_owner(self, token: str) -> str | None:
+        """The name of the owner whose token this is (banned or not), or None: who is asking,
+        for what a read shows (``arena.public``)."""
+        with self.db.transaction() as tx:
+            row = tx.one("SELECT name FROM owners WHERE token_hash = ?", (hash_token(token),))
+        return None if row is None else str(row[0])
+
+    def seat_owners(self, match_id: str) -> tuple[str, ...]:
+        """The owner of each seat's bot in a match, in seat order ('' for the house bot and a
+        bot no longer stored): which seats of its record a viewer may see in full."""
+        with self.db.transaction() as tx:
+            row = tx.one("SELECT seats FROM matches WHERE match_id = ?", (match_id,))
+            if row is None:
+                return ()
+            seats = row[0].split(",")
+            bots = sorted(set(seats) - {HOUSE_RANDOM})
+            marks = ", ".join("?" for _ in bots)
+            owners = (
+                dict(
+                    tx.all(
+                        "SELECT b.bot_id, o.name FROM bots b JOIN owners o "
+                        f"ON o.owner_id = b.owner_id WHERE b.bot_id IN ({marks})",
+                        bots,
+                    )
+                )
+                if bots
+                else {}
+            )
+        return tuple(str(owners.get(bot, "")) for bot in seats)
+
     def rotations_unfinished(self, match_id: str) -> int:
         """How many other rotations of the match's duplicate deal have not finished (0 for a
         match that is not part of one): while any has not, the match's record, its live
