@@ -4,10 +4,12 @@ match records (``arena.public``), on its own and through a real ``arena serve``.
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from arena.client import ArenaClient
 from arena.public import STRANGER, Viewer, public_state_detail, record_view
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import record_pb2
@@ -117,9 +119,13 @@ def test_a_record_shows_each_viewer_only_its_own_seats_in_full() -> None:
     assert record_view(record, owners, Viewer(admin=True)) is record
 
 
-def _stored_detail(client: object, bot_id: str, token: str | None) -> pb.Bot:
+def _stored_detail(client: ArenaClient, bot_id: str, token: str | None) -> pb.Bot:
     request = pb.GetBotProfileRequest(bot_id=bot_id)
-    return client.call("GetBotProfile", request, token=token).bot  # type: ignore[attr-defined,no-any-return]
+    return client.call("GetBotProfile", request, token=token).bot  # type: ignore[no-any-return]
+
+
+def is_rejected(client: ArenaClient, bot_id: str) -> bool:
+    return bot_state(client, bot_id) == pb.BOT_STATE_REJECTED
 
 
 def test_closed_http_and_silent_endpoints_look_alike_to_strangers_not_to_owners(
@@ -144,11 +150,7 @@ def test_closed_http_and_silent_endpoints_look_alike_to_strangers_not_to_owners(
             response = client.call("RegisterBot", request)
             ids[f"ann{index}"], tokens[f"ann{index}"] = response.bot.bot_id, response.owner_token
         for kind in KINDS:
-            wait_for(
-                lambda kind=kind: bot_state(client, ids[kind]) == pb.BOT_STATE_REJECTED,
-                timeout_s=120,
-                what=f"{kind} rejected",
-            )
+            wait_for(partial(is_rejected, client, ids[kind]), timeout_s=120, what=kind)
 
         public = {kind: _stored_detail(client, ids[kind], None) for kind in KINDS}
         assert {bot.state_detail for bot in public.values()} == {
