@@ -69,6 +69,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         arena=ArenaConfig(
             worker_id=args.worker_id,
             workers=args.workers,
+            validation_workers=args.validation_workers,
             health_interval_s=args.health_interval_s,
             max_match_failures=args.max_match_failures,
         ),
@@ -523,6 +524,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--worker-id", default="local", help="unique per process sharing a database"
     )
     serve_parser.add_argument("--workers", type=int, default=16, help="matches played at once")
+    serve_parser.add_argument(
+        "--validation-workers",
+        type=_positive,
+        default=None,
+        help="validation matches played at once, at most (default: a quarter of --workers, "
+        "at least 1): registrations cannot hold up the ladders",
+    )
     serve_parser.add_argument("--health-interval-s", type=float, default=30.0)
     serve_parser.add_argument("--shutdown-grace-s", type=float, default=10.0)
     serve_parser.add_argument(

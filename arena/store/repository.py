@@ -824,18 +824,20 @@ class Store:
         return row is not None
 
     @retry_transient
-    def claim(self, worker: str, lease_s: float) -> Claim | None:
-        """Take the oldest waiting match for ``worker`` until the lease ends.
+    def claim(self, worker: str, lease_s: float, ladder_only: bool = False) -> Claim | None:
+        """Take the oldest waiting match (``ladder_only``: the oldest ladder match, passing
+        validation matches over) for ``worker`` until the lease ends.
 
         Not waited onto disk (``durable=False``): a claim lost in a database crash only lets
         the match be played again, and its result still counts once (by match id).
         """
         with self.db.transaction(durable=False) as tx:
             skip = " FOR UPDATE SKIP LOCKED" if tx.dialect == "postgres" else ""
+            kind = " AND kind = 'ladder'" if ladder_only else ""
             row = tx.one(
                 "UPDATE matches SET status = 'playing', claimed_by = ?, lease_until_us = ?, "
                 "attempts = attempts + 1 WHERE match_id = (SELECT match_id FROM matches "
-                f"WHERE status = 'waiting' ORDER BY created_at_us LIMIT 1{skip}) "
+                f"WHERE status = 'waiting'{kind} ORDER BY created_at_us LIMIT 1{skip}) "
                 "RETURNING match_id, ladder_id, kind, seed, seats",
                 (worker, now_us() + int(lease_s * 1e6)),
             )
