@@ -167,18 +167,26 @@ def test_a_second_arena_on_one_sqlite_file_refuses_until_the_first_is_killed(
 # Malformed requests.
 
 
-def _raw_call(channel: grpc.Channel, method: Any, service: Any, payload: bytes) -> None:
+def _raw_call(
+    channel: grpc.Channel,
+    method: Any,
+    service: Any,
+    payload: bytes,
+    metadata: tuple[tuple[str, str], ...] = (),
+) -> None:
+    """Call ``method`` of ``service`` with ``payload`` as its request bytes (a stream read to
+    its end); raises ``grpc.RpcError`` for a status other than OK."""
     path = f"/{service.full_name}/{method.name}"
     if method.server_streaming:
         stream: grpc.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(
             path, request_serializer=None, response_deserializer=None
         )
-        list(stream(payload, timeout=10))
+        list(stream(payload, timeout=10, metadata=metadata))
     else:
         unary: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
             path, request_serializer=None, response_deserializer=None
         )
-        unary(payload, timeout=10)
+        unary(payload, timeout=10, metadata=metadata)
 
 
 def test_malformed_bytes_get_invalid_argument_on_every_method_and_a_bounded_log(

@@ -16,6 +16,7 @@ from cardarena.game.v1 import record_pb2
 from tests.helpers import random_bots
 from tests.listeners import KINDS, not_bots
 from tests.test_ladder_e2e import ADMIN, arena_service, bot_state, quick_ladder, wait_for
+from tests.test_limits_e2e import cli
 
 LEAKS = ("refused", "http", "nginx", "ipv4", "127.0.0.1", "unavailable", "deadline", "socket")
 """Words of a transport error or an address that no public answer may contain."""
@@ -167,6 +168,13 @@ def test_closed_http_and_silent_endpoints_look_alike_to_strangers_not_to_owners(
         assert {k: b.state_detail for k, b in admin.items()} == {
             k: b.state_detail for k, b in owned.items()
         }
+
+        # `arena bot` prints what the server showed: the endpoint only to the owner.
+        code, out = cli(service.address, "bot", ids["http"])
+        assert code == 0 and "failed validation: unreachable or too slow" in out, out
+        assert "endpoint" not in out and "HTTP" not in out, out
+        code, out = cli(service.address, "bot", ids["http"], token=tokens["http"])
+        assert code == 0 and f"endpoint: {targets['http']}" in out and "http1" in out, out
 
         # The validation records: no endpoint and no transport text for strangers.
         profile = client.call("GetBotProfile", pb.GetBotProfileRequest(bot_id=ids["http"]))
