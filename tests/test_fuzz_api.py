@@ -40,7 +40,7 @@ from tests.test_operating import ADMIN, ARENA_SERVICE, _raw_call, arena
 
 settings.register_profile(
     "fuzz-ci",
-    max_examples=250,
+    max_examples=1000,
     deadline=None,
     derandomize=True,
     database=None,
@@ -243,6 +243,56 @@ def mutated(payload: bytes, data: st.DataObject) -> bytes:
     return payload[:at]
 
 
+PLAUSIBLE: dict[str, list[Any]] = {
+    "owner": ["ann__", *(f"owner__{index}" for index in range(30))],
+    "name": ["b__1", "b__2", "open__", "ladder__x"],
+    "game": ["oh-hell", "king", "mau-mau", "pinochle", "klaberjass"],
+    "endpoint": [*(f"127.0.0.1:{port}" for port in range(1, 40)), "[::1]:3", "10.0.0.1:22"],
+    "version": ["1", "2", "v__3"],
+    "reason": ["too slow__", "colluding__"],
+    "ladder": ["open__", "ladder__x"],
+    "num_seats": [0, 2, 3, 4, 7],
+    "move_time_ms": [1, 1000, 600_001],
+    "time_bank_ms": [0, 5000],
+    "max_faults": [0, 3],
+    "concurrency": [0, 1, 2, 10_001],
+    "limit": [0, 1, 10, 2**32 - 1],
+    "offset": [0, 1, 2**32 - 1],
+    "recent_matches": [0, 1, 501],
+}
+"""Values that get a request past its first checks, by field name."""
+
+ID_FIELDS = {"bot_id", "match_id", "ladder_id", "ladder"}
+"""Fields that take the id of something that exists (from the answers so far)."""
+
+
+def plausible(descriptor: Descriptor, known: list[str], data: st.DataObject, depth: int = 0) -> Any:
+    """A request of ``descriptor``'s type with every field set to a value that passes its
+    first checks (a known id, a good name), so the fuzzing reaches past the validation."""
+    message = _class_of(descriptor)()
+    for field in descriptor.fields:
+        if field.containing_oneof is not None and data.draw(st.booleans()):
+            continue
+        nested = field.message_type
+        if nested is not None:
+            if nested.GetOptions().map_entry:
+                continue  # options maps: left to the random requests
+            if depth < 3 and not field.is_repeated:
+                getattr(message, field.name).CopyFrom(plausible(nested, known, data, depth + 1))
+            continue
+        choices = list(PLAUSIBLE.get(field.name, []))
+        if field.name in ID_FIELDS and known:
+            choices += known
+        if field.type == field.TYPE_ENUM:
+            assert field.enum_type is not None
+            choices = [value.number for value in field.enum_type.values]
+        pick = data.draw(st.integers(0, 255))  # one draw whatever is known (hypothesis
+        if not choices or field.is_repeated:  # replays draws: they cannot depend on state)
+            continue
+        setattr(message, field.name, choices[pick % len(choices)])
+    return message
+
+
 class Fuzzer:
     """A channel to the arena and what was sent: calls, and the statuses they got."""
 
@@ -251,18 +301,30 @@ class Fuzzer:
         self.tokens = {"none": None, "owner": owner_token, "admin": ADMIN}
         self.calls = 0
         self.codes: dict[str, int] = {}
+        self.known: list[str] = []
+        """Ids and names seen in answers (bots, ladders, matches), for later requests."""
 
     def send(self, method: Any, payload: bytes, who: str) -> None:
         token = self.tokens[who]
         metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.calls += 1
         try:
-            _raw_call(self.channel, method, ARENA_SERVICE, payload, metadata)
+            answer = _raw_call(self.channel, method, ARENA_SERVICE, payload, metadata)
             code = grpc.StatusCode.OK
+            self._learn(_class_of(method.output_type).FromString(answer))
         except grpc.RpcError as error:
             code = error.code()
             assert code not in BROKEN, (method.name, who, code, error.details(), payload[:200])
         self.codes[code.name] = self.codes.get(code.name, 0) + 1
+
+    def _learn(self, message: Any) -> None:
+        for field, value in message.ListFields():
+            values = value if field.is_repeated else [value]
+            for one in values:
+                if field.message_type is not None and not field.message_type.GetOptions().map_entry:
+                    self._learn(one)
+                elif field.name in ID_FIELDS and isinstance(one, str) and one not in self.known:
+                    self.known.append(one)
 
 
 @pytest.fixture(scope="module")
@@ -313,6 +375,24 @@ def test_mutated_requests_for_every_method(fuzzer: Fuzzer, data: st.DataObject) 
     for field in ENDPOINT_FIELDS & set(method.input_type.fields_by_name):
         setattr(request, field, "__" + getattr(request, field).replace(":", "_"))
     fuzzer.send(method, mutated(request.SerializeToString(), data), data.draw(WHO))
+
+
+@PROFILE
+@given(data=st.data())
+def test_plausible_requests_with_one_random_field(fuzzer: Fuzzer, data: st.DataObject) -> None:
+    """Requests that pass the first checks (known ids, good names: bots get registered,
+    ladders created, states changed), one field of them random, or none."""
+    method = data.draw(st.sampled_from(METHODS))
+    request = plausible(method.input_type, fuzzer.known, data)
+    fields = [f for f in method.input_type.fields if not f.is_repeated]
+    field = data.draw(st.sampled_from([None, *fields]))
+    if field is not None:
+        value = data.draw(value_of(field, 1))
+        if field.message_type is not None:
+            getattr(request, field.name).CopyFrom(value)
+        else:
+            setattr(request, field.name, value)
+    fuzzer.send(method, request.SerializeToString(), data.draw(WHO))
 
 
 DB_BASE_BYTES = 4 * 1024 * 1024

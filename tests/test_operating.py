@@ -173,20 +173,21 @@ def _raw_call(
     service: Any,
     payload: bytes,
     metadata: tuple[tuple[str, str], ...] = (),
-) -> None:
+) -> bytes:
     """Call ``method`` of ``service`` with ``payload`` as its request bytes (a stream read to
-    its end); raises ``grpc.RpcError`` for a status other than OK."""
+    its end): the answer's bytes (a stream's last message, if any); raises ``grpc.RpcError``
+    for a status other than OK."""
     path = f"/{service.full_name}/{method.name}"
     if method.server_streaming:
         stream: grpc.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(
             path, request_serializer=None, response_deserializer=None
         )
-        list(stream(payload, timeout=10, metadata=metadata))
-    else:
-        unary: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
-            path, request_serializer=None, response_deserializer=None
-        )
-        unary(payload, timeout=10, metadata=metadata)
+        answers = list(stream(payload, timeout=10, metadata=metadata))
+        return answers[-1] if answers else b""
+    unary: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+        path, request_serializer=None, response_deserializer=None
+    )
+    return unary(payload, timeout=10, metadata=metadata)
 
 
 def test_malformed_bytes_get_invalid_argument_on_every_method_and_a_bounded_log(
