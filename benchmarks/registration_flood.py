@@ -167,7 +167,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke run (a small flood)")
     args = parser.parse_args()
     if args.quick:
-        args.flood, args.bots, args.workers, args.window = 4, 3, 4, 2.0
+        args.flood, args.bots, args.workers, args.window = 2, 3, 4, 2.0
         args.before, args.after, args.max_flood_s = 1, 1, 60.0
     runs = {"this": measure(ROOT, args)}
     if args.baseline_code is not None:
