@@ -620,6 +620,7 @@ class KlaberjassState(State):
             cards = list(deck)
             if sorted(cards) != list(range(DECK_SIZE)):
                 raise ValueError("a deck holds each of the 32 cards once")
+        cards = self.arrange_deal(cards)
         self._drop_views()
         self.deck = cards
         self.hand_number += 1
@@ -1062,6 +1063,11 @@ class KlaberjassState(State):
             top = RANK_LETTERS[RANKS[seq.top]]
             return f"declare a sequence of {seq.length} to the {top}"
         return self.describe_action(action)
+
+    def is_public_action(self, action: int) -> bool:
+        # Only the holder of the 7 of trumps is asked about the dix, and only a holder of a run
+        # whether to declare: keeping the 7 and declaring nothing must leave no trace.
+        return action != KEEP and action != NO_SEQUENCE
 
     def private_cards(self, seat: int) -> frozenset[int]:
         return frozenset(cards_of(self.hands[seat] & ~self.known))

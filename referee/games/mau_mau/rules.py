@@ -413,6 +413,7 @@ class MauMauState(State):
         self.dealer = (self.dealer + 1) % n
         deck = list(range(_DECK))
         shuffle(deck, self.rng)
+        deck = self.arrange_deal(deck)
         dealt = n * HAND_SIZE
         hands = [0] * n
         for k in range(n):  # one card at a time from the dealer's left: every n-th card
@@ -684,6 +685,11 @@ class MauMauState(State):
         if action & LAST_CARD:
             text += " (last card)"
         return text
+
+    def is_public_action(self, action: int) -> bool:
+        # Only a player whose drawn card is playable is asked whether to play it (option
+        # draw_then_may_play): keeping it must look like a drawn card that cannot be played.
+        return action != PASS
 
     def private_cards(self, seat: int) -> frozenset[int]:
         return frozenset(set_bits(self.hands[seat]))

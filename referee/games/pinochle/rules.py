@@ -896,7 +896,7 @@ class PinochleState(State):
     def _deal(self) -> None:
         self.hand_number = number = self.hand_number + 1
         self.dealer = dealer = (self.first_dealer + number - 1) % 2
-        deck = shuffled_deck(self.rng)
+        deck = self.arrange_deal(shuffled_deck(self.rng))
         # Packets of four: non-dealer, dealer, non-dealer, dealer, non-dealer, dealer.
         pair = _PAIR
         first = (
@@ -1301,6 +1301,11 @@ class PinochleState(State):
         if action == DECLARE_OUT:
             return "declare out"
         return f"action {action}"
+
+    def is_public_action(self, action: int) -> bool:
+        # A trick's winner has a meld turn only when he holds a meld or a 9 of trumps: ending
+        # it unmelded (DRAW) must look like the draw that follows a trick without one.
+        return action != DRAW
 
     def private_cards(self, seat: int) -> frozenset[int]:
         return frozenset(cards_of(self.hands[seat] & ~self.known[seat]))
