@@ -29,10 +29,11 @@ The D-KLAB-* decisions are options: ``dix_with_named_trump`` (D-KLAB-1),
 
 Simplifications for a referee: a player is offered only the maximal runs in his hand to
 declare (a shorter part of a run never compares better), and a seat with no run of three, or a
-seat not holding the 7 of trumps, is not asked at all. When two declarations meet, both seats
-see each declared length and top rank at once (the "how high?" exchange of the table); the
-scoring sequence's cards are shown after trick 1. In the ``all_of_best_holder`` variant the best
-holder also scores every other maximal run in his hand.
+seat not holding the 7 of trumps, is not asked at all; so keeping the 7 and declaring nothing
+are not public (``is_public_action``): nothing the other seat or a spectator is sent shows them.
+When two declarations meet, both seats see each declared length and top rank at once (the "how
+high?" exchange of the table); the scoring sequence's cards are shown after trick 1. In the
+``all_of_best_holder`` variant the best holder also scores every other maximal run in his hand.
 
 Cards: ``id = 8 * (suit - 1) + r`` with ``r`` 0..7 for 7 8 9 T J Q K A (``Suit`` numbering), so a
 run in sequence order is a run of adjacent bits.

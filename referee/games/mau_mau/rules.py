@@ -39,7 +39,8 @@ Actions (ints): bits 0-5 hold the discarded card (``StandardDeck`` id, 0..51); b
 suit a Jack announces (0 = none, else the ``Suit`` value); bits 9-11 the suit of a second Jack
 discarded with it (0 = a single card; the pair is written with the lower id first); bit 12
 (``LAST_CARD``) the last-card announcement. ``DRAW`` (52) draws because no discard is legal;
-``PASS`` (53) keeps a drawn card under ``cannot_discard = draw_then_may_play``.
+``PASS`` (53) keeps a drawn card under ``cannot_discard = draw_then_may_play``; only a player
+whose drawn card is playable is asked, so ``PASS`` is not public (``is_public_action``).
 """
 
 from __future__ import annotations
