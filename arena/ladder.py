@@ -37,6 +37,7 @@ from cardarena.game.v1 import record_pb2
 from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool, Refused
 from referee.codec.common import options_from_wire
+from referee.codec.watch import public_move_event
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, Match, MoveLog, TimeControl
 from referee.metrics import Metrics
@@ -433,17 +434,11 @@ class Arena:
         )
 
     def _on_move(self, live: LiveMatch, match: Match, move: MoveLog) -> None:
-        live.publish(
-            arena_service_pb2.WatchMatchResponse(
-                move=arena_service_pb2.MoveEvent(
-                    index=move.index,
-                    seat=move.seat,
-                    description=match.state.describe_public_action(move.action),
-                    defaulted=move.fault is not None,
-                    scores=match.state.scores_so_far(),
-                )
-            )
-        )
+        # Public moves only, numbered among themselves: ``live.events`` holds only move events
+        # until the match is over (the finished record comes last).
+        event = public_move_event(match, move, len(live.events))
+        if event is not None:
+            live.publish(arena_service_pb2.WatchMatchResponse(move=event))
 
     async def _renew_lease(
         self, match_id: str, lost: trio.Event, playing: trio.CancelScope

@@ -932,7 +932,11 @@ class WatchMatchResponse(_message.Message):
     FINISHED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def move(self) -> Global___MoveEvent:
-        """A move was played. Moves in these games are public information."""
+        """A public move was played. A move that declines an optional decision only some hands
+        are offered (keep the 7 of trumps, declare no sequence, end a meld turn unmelded, keep
+        a drawn card) is not sent: that it was asked would tell of a hidden hand. The finished
+        record has every move.
+        """
 
     @_builtins.property
     def finished(self) -> _record_pb2.MatchRecord:
@@ -966,7 +970,9 @@ class MoveEvent(_message.Message):
     DEFAULTED_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     index: _builtins.int
-    """The move's number, from 0."""
+    """The event's number among this match's move events, from 0 (not the move's number in the
+    record, which counts the moves not sent too).
+    """
     seat: _builtins.int
     """The seat that moved."""
     description: _builtins.str

@@ -173,7 +173,12 @@ class ChooseActionRequest(_message.Message):
     seat: _builtins.int
     """The seat to act, from 0."""
     move_index: _builtins.int
-    """The decision's number in the match, from 0."""
+    """The decision's number among this seat's decisions in the match, from 0: how many times
+    this seat has been asked before (answered or played for it after a fault). It counts only
+    this seat's own decisions, because some games ask a decision only of a seat whose hand
+    allows it (declare a sequence, exchange the 7 of trumps, a meld turn): a count of every
+    seat's decisions would tell the others of that hand.
+    """
     @_builtins.property
     def settings(self) -> _options_pb2.GameSettings:
         """The game, its options and the number of seats."""
