@@ -76,23 +76,27 @@ class CallResult:
     elapsed_us: int
 
 
+_OVER_LIMITS = ("larger than max", "metadata size exceeds")
+"""What gRPC says when an answer's message or its headers are over the client's limits."""
+
+
 def classify(error: grpc.aio.AioRpcError, connected: bool = True) -> Fault:
     """The fault a gRPC error stands for; ``connected``: the channel was READY at the end.
 
     A deadline that passed while the channel was still connecting is the bot's address not
     answering (UNREACHABLE), not a bot too slow to move.
     """
-    code, details = error.code(), bounded(error.details() or "")
+    code, details = error.code(), bounded(error.details() or "") or "(no details)"
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         if not connected:
             return Fault(FaultKind.UNREACHABLE, "no connection before the deadline")
         return Fault(FaultKind.TIMEOUT, "no answer before the deadline")
     if code == grpc.StatusCode.UNAVAILABLE:
         return Fault(FaultKind.UNREACHABLE, details)
-    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in details:
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and any(s in details for s in _OVER_LIMITS):
         return Fault(FaultKind.RESPONSE_TOO_LARGE, details)
     name = code.name if isinstance(code, grpc.StatusCode) else f"status {code}"
-    return Fault(FaultKind.TRANSPORT_ERROR, f"{name}: {details}")
+    return Fault(FaultKind.TRANSPORT_ERROR, bounded(f"{name}: {details}"))
 
 
 def malformed(error: MalformedResponseError) -> Fault:
