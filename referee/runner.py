@@ -208,13 +208,20 @@ def record_answer(match: Match, codec: GameCodec, result: CallResult) -> MoveLog
     """Apply what the seat to act answered: its action if the bytes hold one of this game (a
     legal one, else ``ILLEGAL_ACTION``), else the fault they are. Pure; never raises for any
     answer a bot can send."""
+    raw, elapsed_us = result.response, result.elapsed_us  # the answer's bytes (or None)
     if result.fault is not None:
-        return match.fault(result.fault, result.elapsed_us)
+        return match.fault(result.fault, elapsed_us)
+    action = codec.cached_answer(raw)  # the usual case: a legal action's bytes, copied
+    if action is not None:
+        return match.play(action, elapsed_us)
     try:
-        action = codec.decode_answer(result.response)  # the answer's bytes, parsed strictly
+        action = codec.decode_answer(raw)  # parsed strictly
     except MalformedResponseError as error:
-        return match.fault(malformed(error), result.elapsed_us)
-    return match.play(action, result.elapsed_us)
+        return match.fault(malformed(error), elapsed_us)
+    log = match.play(action, elapsed_us)
+    if log.fault is None:
+        codec.remember_answer(raw, action)
+    return log
 
 
 def _end_requests(match: Match, match_id: str) -> list[bot_service_pb2.EndMatchRequest]:

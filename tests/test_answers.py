@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cardarena.bot.v1 import bot_service_pb2
-from cardarena.game.v1 import game_pb2
+from cardarena.game.v1 import game_pb2, oh_hell_pb2
 from referee.bot_client import CallResult, read_info
 from referee.codec import codec_for
 from referee.codec.untrusted import MAX_DETAIL_CHARS, MalformedResponseError, parse_strictly
@@ -178,6 +178,7 @@ def test_any_answer_is_a_legal_move_or_a_typed_fault(
     if log.fault is None:
         assert log.action in legal
         assert codec.decode_answer(raw) == log.action
+        assert codec.cached_answer(raw) in (None, log.action)
     else:
         assert log.fault.kind in ANSWER_FAULTS, log.fault
         assert log.action in legal, "a fault plays a legal default"
@@ -196,7 +197,8 @@ def test_every_legal_action_copied_back_is_that_action_twice(name: str) -> None:
             raw = codec.canonical_answer(action)
             assert raw == as_answer(codec.encode_action(action).SerializeToString())
             assert codec.decode_answer(raw) == action
-            assert codec.decode_answer(raw) == action, "the remembered answer agrees"
+            codec.remember_answer(raw, action)
+            assert codec.cached_answer(raw) == action, "the remembered answer agrees"
 
 
 @pytest.mark.parametrize(
@@ -247,3 +249,17 @@ def test_a_field_the_contract_does_not_define_is_malformed_at_any_depth(
     with pytest.raises(MalformedResponseError, match="does not define") as caught:
         codec.decode_answer(raw)
     assert f"({where}: field 100)" in str(caught.value)
+
+
+def test_only_legal_answers_are_remembered() -> None:
+    """Answers a bot can vary without end (any bid) never grow the shared cache."""
+    game = make_game("oh-hell", 3)
+    codec = codec_for(game)
+    match = Match(game, 5)
+    for bid in range(1000, 1100):
+        raw = as_answer(
+            game_pb2.Action(oh_hell=oh_hell_pb2.OhHellAction(bid=bid)).SerializeToString()
+        )
+        log = record_answer(match, codec, CallResult(raw, None, 1000))
+        assert log.fault is not None and log.fault.kind is FaultKind.ILLEGAL_ACTION
+        assert codec.cached_answer(raw) is None

@@ -29,7 +29,7 @@ _SHARED_ACTION_CACHES: dict[
         dict[int, game_pb2.Action],
         dict[int, bytes],
         BoundedCache[tuple[int, ...], bytes],
-        dict[bytes, int],
+        dict[bytes | None, int],
     ],
 ] = {}
 """Encoded actions, action lists and decoded answers per (codec class, game, seats, options);
@@ -58,6 +58,8 @@ class GameCodec(ABC):
             caches = _SHARED_ACTION_CACHES[key] = ({}, {}, BoundedCache(), {})
         self._action_cache, self._action_field_cache, self._action_list_cache = caches[:3]
         self._answer_cache = caches[3]
+        self.cached_answer = self._answer_cache.get
+        """The action of answer bytes played before as a legal action (else None): one C call."""
         self.cached_action_fields = self._action_list_cache.get
         """``encoded_action_fields(actions)`` for a tuple seen before (else None): one C call."""
 
@@ -92,22 +94,24 @@ class GameCodec(ABC):
 
         ``MalformedResponseError`` unless the bytes parse strictly (no field the contract does
         not define, at any depth: ``untrusted.parse_strictly``) and hold an action of this
-        game; whether it is legal now is the match's question. Answers byte-identical to the
-        referee's own encoding of an action (a bot that copies a legal action sends exactly
-        that) are remembered, so the runner's usual case is one dict lookup.
-        Only those are, so the cache holds at most one entry per action of the game.
+        game; whether it is legal now is the match's question. The runner first tries
+        ``cached_answer``: see ``remember_answer``.
         """
-        if raw is not None:
-            action = self._answer_cache.get(raw)
-            if action is not None:
-                return action
         response = parse_strictly(raw, bot_service_pb2.ChooseActionResponse)
         if not response.HasField("action"):
             raise MalformedResponseError("the answer has no action")
-        action = self.decode_action(response.action)
+        return self.decode_action(response.action)
+
+    def remember_answer(self, raw: bytes | None, action: int) -> None:
+        """``raw`` was just played as ``action``, a legal action: if it is the referee's own
+        encoding of it (a bot that copies a legal action sends exactly that), ``cached_answer``
+        knows it from now on, one dict lookup instead of parsing.
+
+        Only legal actions' canonical bytes are kept, so the cache cannot grow with what bots
+        send: at most one entry per action the engine ever offers.
+        """
         if raw == self.canonical_answer(action):
             self._answer_cache[raw] = action
-        return action
 
     def canonical_answer(self, action: int) -> bytes:
         """The bytes of ``ChooseActionResponse(action=encode_action(action))``."""
