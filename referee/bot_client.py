@@ -55,7 +55,6 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 
 
 SERVICE = "/cardarena.bot.v1.BotService/"
-CHOOSE_ACTION_METHOD = SERVICE + "ChooseAction"
 
 
 def _since_us(started_ns: int) -> int:

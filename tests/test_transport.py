@@ -8,6 +8,8 @@ by ``benchmarks/transport_pathology.py``, not here.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -20,7 +22,7 @@ from referee.match import FaultKind, FaultPolicy, TimeControl
 from referee.replay import resimulate
 from referee.runner import MatchSpec
 from tests.bots.transport import CONNECTION_MODES
-from tests.helpers import play, random_bots, run_on_bridge, transport_server
+from tests.helpers import ROOT, play, random_bots, run_on_bridge, transport_server
 
 GAME = make_game("oh-hell", 3, {"deal_style": "short_low"})
 
@@ -115,3 +117,18 @@ def test_two_messages_for_one_call_end_at_the_deadline() -> None:
         result = run_on_bridge(call)
     assert result.fault is not None
     assert result.fault.kind is FaultKind.TIMEOUT
+
+
+def test_the_pathology_benchmark_runs() -> None:
+    """``benchmarks/transport_pathology.py --quick`` exits 0 and prints its rows (no timing)."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "transport_pathology.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [line.split() for line in done.stdout.splitlines()[2:]]
+    assert {row[0] for row in rows} == {"healthy", "goaway", "closed-port"}, done.stdout
+    assert all("UNREACHABLE:" in row for row in rows if row[0] != "healthy"), done.stdout
