@@ -340,6 +340,7 @@ class LadderConfig(_message.Message):
     MAX_FAULTS_FIELD_NUMBER: _builtins.int
     DUPLICATE_DEALS_FIELD_NUMBER: _builtins.int
     CONCURRENCY_FIELD_NUMBER: _builtins.int
+    MAX_MATCHES_PER_BOT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """A unique name."""
     move_time_ms: _builtins.int
@@ -352,6 +353,11 @@ class LadderConfig(_message.Message):
     """Replay each deal with the seats rotated among the same bots, rated as one set."""
     concurrency: _builtins.int
     """Matches of this ladder played at the same time."""
+    max_matches_per_bot: _builtins.int
+    """The most matches one bot plays at once when the match to start is of this ladder (its
+    matches in every ladder counted), whatever the bot announces in
+    GetInfoResponse.max_concurrent_matches (0: the arena's default, 4; at most 1000).
+    """
     @_builtins.property
     def settings(self) -> _options_pb2.GameSettings:
         """The game, its options (house rules) and the seats per match."""
@@ -366,10 +372,11 @@ class LadderConfig(_message.Message):
         max_faults: _builtins.int = ...,
         duplicate_deals: _builtins.bool = ...,
         concurrency: _builtins.int = ...,
+        max_matches_per_bot: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "duplicate_deals", b"duplicate_deals", "max_faults", b"max_faults", "move_time_ms", b"move_time_ms", "name", b"name", "settings", b"settings", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "duplicate_deals", b"duplicate_deals", "max_faults", b"max_faults", "max_matches_per_bot", b"max_matches_per_bot", "move_time_ms", b"move_time_ms", "name", b"name", "settings", b"settings", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
