@@ -231,6 +231,7 @@ def cmd_create_ladder(args: argparse.Namespace) -> int:
         max_faults=args.max_faults,
         duplicate_deals=args.duplicate,
         concurrency=args.concurrency,
+        max_matches_per_bot=args.max_matches_per_bot,
     )
     try:
         ladder = _client(args).call("CreateLadder", pb.CreateLadderRequest(config=config)).ladder
@@ -315,6 +316,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     create.add_argument("--max-faults", type=int, default=5)
     create.add_argument("--duplicate", action="store_true", help="duplicate deals")
     create.add_argument("--concurrency", type=int, default=4, help="matches at once")
+    create.add_argument(
+        "--max-matches-per-bot",
+        type=_count,
+        default=0,
+        help="most matches one bot plays at once, whatever it announces (0: the default, 4)",
+    )
     create.set_defaults(run=cmd_create_ladder)
     fetch = client_parser("fetch", "download a match record")
     fetch.add_argument("match_id")

@@ -18,7 +18,12 @@ import grpc.aio
 
 from arena.ladder import Arena
 from arena.store.calls import call_store
-from arena.store.repository import Store, StoreError
+from arena.store.repository import (
+    DEFAULT_MAX_MATCHES_PER_BOT,
+    MAX_MATCHES_PER_BOT_LIMIT,
+    Store,
+    StoreError,
+)
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
 from referee.codec.common import game_description, option_value, options_from_wire
@@ -132,6 +137,8 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         bot = await self._call(
             context, self.store.set_bot_state, request.bot_id, _token(context), state
         )
+        if state == "retired":  # its channel closes now (once no match holds it)
+            self.arena.pool.forget(bot.endpoint)
         return pb.SetBotStateResponse(bot=bot.to_proto())
 
     async def CreateLadder(
@@ -165,6 +172,13 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             )
         if config.concurrency > 10_000:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "concurrency must be <= 10000")
+        if config.max_matches_per_bot > MAX_MATCHES_PER_BOT_LIMIT:
+            await _abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"max_matches_per_bot must be <= {MAX_MATCHES_PER_BOT_LIMIT} (0: the default, "
+                f"{DEFAULT_MAX_MATCHES_PER_BOT})",
+            )
         stored = pb.LadderConfig()
         stored.CopyFrom(config)
         stored.settings.options.clear()

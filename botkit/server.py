@@ -52,6 +52,9 @@ class Bot:
     name: str = "bot"
     version: str = "0"
     games: tuple[str, ...] = ()
+    max_concurrent_matches: int = 0
+    """The most matches the bot wants to play at once (announced in GetInfo; 0: no
+    preference, the arena's cap applies)."""
     on_start: Callable[[bot_service_pb2.StartMatchRequest], None] | None = None
     on_end: Callable[[bot_service_pb2.EndMatchRequest], None] | None = None
     errors: int = field(default=0, init=False)
@@ -65,7 +68,10 @@ class _Servicer(bot_service_pb2_grpc.BotServiceServicer):
         self, request: bot_service_pb2.GetInfoRequest, context: Context
     ) -> bot_service_pb2.GetInfoResponse:
         return bot_service_pb2.GetInfoResponse(
-            name=self.bot.name, version=self.bot.version, games=self.bot.games
+            name=self.bot.name,
+            version=self.bot.version,
+            games=self.bot.games,
+            max_concurrent_matches=self.bot.max_concurrent_matches,
         )
 
     async def StartMatch(
@@ -142,12 +148,19 @@ def serve(
     name: str = "bot",
     version: str = "0",
     address: str = "127.0.0.1:0",
+    max_concurrent_matches: int | None = None,
 ) -> None:
     """Serve a bot (or a bare move function) until SIGTERM or Ctrl-C.
 
-    Prints ``LISTENING host:port`` on stdout once ready, so scripts can use port 0.
+    ``max_concurrent_matches``: the most matches to be given at once (0: no preference; None:
+    the ``Bot``'s own, else 0). Prints ``LISTENING host:port`` on stdout once ready, so
+    scripts can use port 0.
     """
     bot = choose if isinstance(choose, Bot) else Bot(choose=choose, name=name, version=version)
+    if max_concurrent_matches is not None:
+        if max_concurrent_matches < 0:
+            raise ValueError("max_concurrent_matches must be 0 (no preference) or more")
+        bot.max_concurrent_matches = max_concurrent_matches
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 
     def announce(where: str) -> None:

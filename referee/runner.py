@@ -81,12 +81,14 @@ async def play_match(
     """
     game_metrics = metrics.for_game(spec.game.type.name) if metrics is not None else None
     if game_metrics is None:
-        return await _play_match(spec, pool, on_move, None, stop)
+        with pool.holding(spec.endpoints):  # no channel of the match closes while it plays
+            return await _play_match(spec, pool, on_move, None, stop)
     game_metrics.started.inc()
     game_metrics.in_flight.inc()
     started = time.perf_counter()
     try:
-        record = await _play_match(spec, pool, on_move, game_metrics, stop)
+        with pool.holding(spec.endpoints):
+            record = await _play_match(spec, pool, on_move, game_metrics, stop)
     finally:
         game_metrics.in_flight.dec()
     game_metrics.duration.observe(time.perf_counter() - started)

@@ -39,8 +39,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("kind", choices=sorted(BOTS), help="which sample bot to run")
     parser.add_argument("--listen", default="127.0.0.1:0", help="host:port (port 0 = any)")
     parser.add_argument("--seed", type=int, default=None, help="seed for the bot's own choices")
+    parser.add_argument(
+        "--max-concurrent-matches",
+        type=int,
+        default=0,
+        help="most matches the arena may give this bot at once (announced in GetInfo; 0: no "
+        "preference)",
+    )
     args = parser.parse_args(argv)
-    serve(BOTS[args.kind](args.seed), address=args.listen)
+    if args.max_concurrent_matches < 0:
+        parser.error("--max-concurrent-matches must be 0 or more")
+    serve(
+        BOTS[args.kind](args.seed),
+        address=args.listen,
+        max_concurrent_matches=args.max_concurrent_matches,
+    )
 
 
 if __name__ == "__main__":

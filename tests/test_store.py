@@ -58,6 +58,8 @@ def active_bots(store: Store, count: int) -> tuple[list[str], str]:
         )
     for bot_id in ids:
         store.set_state_by_arena(bot_id, "active", "", 0)
+    # Validated, so heard from: no preference announced (see test_capacity for the limits).
+    store.set_announced_limits(dict.fromkeys(ids, 0))
     return ids, token
 
 
@@ -146,7 +148,9 @@ def test_duplicate_set_is_rated_once_when_every_rotation_is_done(store: Store) -
 
 def test_leases_requeue_dead_workers_matches_and_claims_never_collide(store: Store) -> None:
     ids, _ = active_bots(store, 3)
-    ladder_id = store.create_ladder(ladder_config())
+    config = ladder_config()
+    config.max_matches_per_bot = 40  # every match has the same bots: let them play all 40
+    ladder_id = store.create_ladder(config)
     store.enter_active_bots(ladder_id, "oh-hell")
     for seed in range(40):
         store.enqueue(ladder_id, "ladder", [PlannedMatch(seed, tuple(ids))])
