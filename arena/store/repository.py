@@ -650,11 +650,10 @@ class Store:
     def set_announced_limits(self, limits: dict[str, int]) -> None:
         """Store what bots announced in GetInfo (``max_concurrent_matches``), bot id → value;
         writes only the rows that change."""
-        rows = [
-            (value, bot, value)
-            for bot, value in sorted(limits.items())
-            for value in [max(0, min(value, MAX_MATCHES_PER_BOT_LIMIT))]
-        ]
+        stored = {
+            bot: max(0, min(value, MAX_MATCHES_PER_BOT_LIMIT)) for bot, value in limits.items()
+        }
+        rows = [(value, bot, value) for bot, value in sorted(stored.items())]
         if not rows:
             return
         with self.db.transaction() as tx:
