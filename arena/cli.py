@@ -15,6 +15,7 @@ from arena.cli_service import add_commands
 from arena.demo import cmd_demo
 from arena.play import add_command as add_play_command
 from arena.render import games_table, moves_table, result_table
+from botkit.tls import ClientTls, TlsConfigError
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
 from referee.bot_client import BotPool
@@ -60,7 +61,9 @@ def _policy(args: argparse.Namespace) -> FaultPolicy:
     )
 
 
-def _play_with_progress(spec: MatchSpec, label: str) -> record_pb2.MatchRecord:
+def _play_with_progress(
+    spec: MatchSpec, label: str, tls: ClientTls | None = None
+) -> record_pb2.MatchRecord:
     """Play one match, showing a progress bar of moves (estimated from a dry random playout)."""
     expected = _estimate_moves(spec.game, spec.seed)
     with Progress(
@@ -78,7 +81,7 @@ def _play_with_progress(spec: MatchSpec, label: str) -> record_pb2.MatchRecord:
             progress.update(task, completed=len(match.moves), status=f"scores {scores}")
 
         async def main() -> record_pb2.MatchRecord:
-            pool = BotPool()
+            pool = BotPool(tls=tls)
             try:
                 return await play_match(spec, pool, on_move)
             finally:
@@ -111,7 +114,9 @@ def cmd_match(args: argparse.Namespace) -> int:
     try:
         game_type = STATE_CLASSES[args.game].game_type
         game = make_game(args.game, len(args.bot), parse_options(game_type, args.option))
-    except (KeyError, RulesError) as error:
+        tls = ClientTls(args.bot_ca_file, args.bot_client_cert, args.bot_client_key)
+        tls.credentials()  # a bad file: one line now, not a fault at every move
+    except (KeyError, RulesError, TlsConfigError) as error:
         raise SystemExit(f"error: {error}") from None
     spec = MatchSpec(
         game=game,
@@ -120,7 +125,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         time_control=_time_control(args),
         policy=_policy(args),
     )
-    record = _play_with_progress(spec, f"{game_type.title}, {len(args.bot)} bots")
+    record = _play_with_progress(spec, f"{game_type.title}, {len(args.bot)} bots", tls)
     console.print(result_table(record))
     _save(record, args.record)
     return 0 if record.status == record_pb2.MATCH_STATUS_COMPLETED else 1
@@ -169,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     match = commands.add_parser("match", help="play one match between bots at gRPC addresses")
     match.add_argument("game", choices=sorted(STATE_CLASSES))
-    match.add_argument("--bot", action="append", required=True, help="host:port, once per seat")
+    match.add_argument(
+        "--bot", action="append", required=True, help="host:port or tls://host:port, per seat"
+    )
     match.add_argument("--seed", type=int, default=1)
     match.add_argument("--option", action="append", default=[], help="NAME=VALUE house rule")
     match.add_argument("--record", type=Path, help="write the match record here")
@@ -180,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument(
         "--default-action", choices=[d.value for d in DefaultAction], default="random"
     )
+    match.add_argument("--bot-ca-file", default=None, help="PEM CA file for tls:// bots")
+    match.add_argument("--bot-client-cert", default=None, help="PEM certificate for tls:// bots")
+    match.add_argument("--bot-client-key", default=None, help="PEM key of --bot-client-cert")
     match.set_defaults(run=cmd_match)
 
     record = commands.add_parser("record", help="print a match record")

@@ -14,8 +14,12 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.client import ArenaClient
+from arena.endpoint_guard import GuardPolicy, parse_networks
 from arena.ladder import ArenaConfig
 from arena.server import ServeOptions, serve
+from arena.store.db import DatabaseInUse
+from botkit.server import ListenError
+from botkit.tls import ClientTls, ServerTls, TlsConfigError
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
 from referee import aio_bridge
@@ -43,17 +47,28 @@ def cmd_serve(args: argparse.Namespace) -> int:
     token = _admin_token(args)
     if not token:
         raise SystemExit("error: give the admin token (--admin-token-file or ARENA_ADMIN_TOKEN)")
+    try:
+        networks = parse_networks(args.allow_endpoint_network)
+    except ValueError as error:
+        raise SystemExit(f"error: --allow-endpoint-network: {error}") from None
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise SystemExit("error: --tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        raise SystemExit("error: --tls-client-ca needs --tls-cert and --tls-key")
     options = ServeOptions(
         listen=args.listen,
         metrics_listen=args.metrics_listen or None,
         database=args.database_url or args.db,
         admin_token=token,
         shutdown_grace_s=args.shutdown_grace_s,
+        endpoint_policy=GuardPolicy(args.allow_private_endpoints, networks),
         arena=ArenaConfig(
             worker_id=args.worker_id,
             workers=args.workers,
             health_interval_s=args.health_interval_s,
         ),
+        tls=ServerTls(args.tls_cert, args.tls_key, args.tls_client_ca) if args.tls_cert else None,
+        bot_tls=ClientTls(args.bot_ca_file, args.bot_client_cert, args.bot_client_key),
     )
 
     async def main() -> None:
@@ -63,13 +78,44 @@ def cmd_serve(args: argparse.Namespace) -> int:
             address = await nursery.start(serve, options)
             print(f"LISTENING {address}", flush=True)
 
-    aio_bridge.run(main)
+    try:
+        aio_bridge.run(main)
+    except BaseException as error:
+        # A port in use, a database another arena holds, a bad TLS file: one line, exit 1.
+        startup = _startup_error(error)
+        if startup is None:
+            raise
+        raise SystemExit(f"error: {startup}") from None
     return 0
+
+
+STARTUP_ERRORS = (ListenError, DatabaseInUse, TlsConfigError)
+"""What ``arena serve`` reports in one line, without a traceback."""
+
+
+def _startup_error(error: BaseException) -> BaseException | None:
+    """The start-up error in ``error`` (alone, or alone in nested exception groups), if any."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error if isinstance(error, STARTUP_ERRORS) else None
+
+
+def client_tls(args: argparse.Namespace) -> ClientTls | None:
+    """The TLS a client command asked for (``--tls``, ``--ca-file``, client certificate)."""
+    wanted = args.tls or args.ca_file or args.client_cert or args.client_key
+    return ClientTls(args.ca_file, args.client_cert, args.client_key) if wanted else None
+
+
+def _new_client(address: str, token: str | None, args: argparse.Namespace) -> ArenaClient:
+    try:
+        return ArenaClient(address, token, tls=client_tls(args))
+    except TlsConfigError as error:
+        raise SystemExit(f"error: {error}") from None
 
 
 def cmd_health(args: argparse.Namespace) -> int:
     """Exit 0 when the arena at ADDRESS reports SERVING."""
-    client = ArenaClient(args.address)
+    client = _new_client(args.address, None, args)
     try:
         serving = client.serving()
     finally:
@@ -79,7 +125,7 @@ def cmd_health(args: argparse.Namespace) -> int:
 
 
 def _client(args: argparse.Namespace) -> ArenaClient:
-    return ArenaClient(args.server, args.token or os.environ.get("ARENA_TOKEN"))
+    return _new_client(args.server, args.token or os.environ.get("ARENA_TOKEN"), args)
 
 
 def _fail(error: grpc.RpcError) -> int:
@@ -232,6 +278,7 @@ def cmd_create_ladder(args: argparse.Namespace) -> int:
         duplicate_deals=args.duplicate,
         concurrency=args.concurrency,
         max_matches_per_bot=args.max_matches_per_bot,
+        allow_self_play=args.allow_self_play,
     )
     try:
         ladder = _client(args).call("CreateLadder", pb.CreateLadderRequest(config=config)).ladder
@@ -278,16 +325,33 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     serve_parser.add_argument("--workers", type=int, default=16, help="matches played at once")
     serve_parser.add_argument("--health-interval-s", type=float, default=30.0)
     serve_parser.add_argument("--shutdown-grace-s", type=float, default=10.0)
+    serve_parser.add_argument(
+        "--allow-private-endpoints",
+        action="store_true",
+        help="turn the endpoint guard off: bots may be at loopback or private addresses "
+        "(local use only; the arena's own ports stay refused)",
+    )
+    serve_parser.add_argument(
+        "--allow-endpoint-network",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="also allow bot endpoints in this network, e.g. house bots at 10.1.0.0/24 "
+        "(repeatable)",
+    )
+    add_serve_tls_arguments(serve_parser)
     serve_parser.set_defaults(run=cmd_serve)
 
     health_parser = commands.add_parser("health", help="exit 0 if the arena is SERVING")
     health_parser.add_argument("address", nargs="?", default="127.0.0.1:50050")
+    add_client_tls_arguments(health_parser)
     health_parser.set_defaults(run=cmd_health)
 
     def client_parser(name: str, help_text: str) -> argparse.ArgumentParser:
         parser = commands.add_parser(name, help=help_text)
         parser.add_argument("--server", default="127.0.0.1:50050")
         parser.add_argument("--token", default=None, help="owner or admin token ($ARENA_TOKEN)")
+        add_client_tls_arguments(parser)
         return parser
 
     register = client_parser("register", "register a bot")
@@ -322,8 +386,58 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=0,
         help="most matches one bot plays at once, whatever it announces (0: the default, 4)",
     )
+    create.add_argument(
+        "--allow-self-play",
+        action="store_true",
+        help="let one owner's bots meet in a match (an operator's own ladder)",
+    )
     create.set_defaults(run=cmd_create_ladder)
     fetch = client_parser("fetch", "download a match record")
     fetch.add_argument("match_id")
     fetch.add_argument("out", type=Path)
     fetch.set_defaults(run=cmd_fetch)
+
+
+def add_serve_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """``arena serve``'s TLS options: for its API, and for the bots it dials."""
+    group = parser.add_argument_group("TLS")
+    group.add_argument(
+        "--tls-cert", default=None, help="PEM certificate chain: serve the API on TLS"
+    )
+    group.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert")
+    group.add_argument(
+        "--tls-client-ca",
+        default=None,
+        help="PEM CA file: API clients must show a certificate it signed (mutual TLS)",
+    )
+    group.add_argument(
+        "--bot-ca-file",
+        default=None,
+        help="PEM CA file to verify tls:// bot endpoints (default: gRPC's default roots)",
+    )
+    group.add_argument(
+        "--bot-client-cert",
+        default=None,
+        help="PEM certificate the arena shows to tls:// bots (mutual TLS)",
+    )
+    group.add_argument(
+        "--bot-client-key", default=None, help="PEM private key of --bot-client-cert"
+    )
+
+
+def add_client_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """A client command's TLS options for the arena API."""
+    group = parser.add_argument_group("TLS")
+    group.add_argument(
+        "--tls",
+        action="store_true",
+        default=os.environ.get("ARENA_TLS", "").lower() in ("1", "true", "yes"),
+        help="connect with TLS, verified against gRPC's default roots ($ARENA_TLS=1)",
+    )
+    group.add_argument(
+        "--ca-file",
+        default=os.environ.get("ARENA_CA_FILE") or None,
+        help="PEM CA file to verify the server with (implies --tls; $ARENA_CA_FILE)",
+    )
+    group.add_argument("--client-cert", default=None, help="PEM client certificate (mutual TLS)")
+    group.add_argument("--client-key", default=None, help="PEM private key of --client-cert")

@@ -8,15 +8,29 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
 
 
 class ArenaClient:
-    """Calls ``ArenaService`` at ``address``; ``token`` (owner or admin) goes in the metadata."""
+    """Calls ``ArenaService`` at ``address``; ``token`` (owner or admin) goes in the metadata.
 
-    def __init__(self, address: str, token: str | None = None, timeout_s: float = 30.0) -> None:
-        self.channel = grpc.insecure_channel(address)
+    With ``tls`` the channel is TLS, the server verified against its CA file (or the default
+    roots) and host name, a client certificate presented if it names one.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        token: str | None = None,
+        timeout_s: float = 30.0,
+        tls: ClientTls | None = None,
+    ) -> None:
+        if tls is None:
+            self.channel = grpc.insecure_channel(address)
+        else:
+            self.channel = grpc.secure_channel(address, tls.credentials())
         self.stub = arena_service_pb2_grpc.ArenaServiceStub(self.channel)
         self.token = token
         self.timeout_s = timeout_s

@@ -87,6 +87,7 @@ def run_demo(
                         max_faults=5,
                         duplicate_deals=False,
                         concurrency=2,
+                        allow_self_play=True,  # every demo bot is the one owner's, "demo"
                     )
                 ),
             )

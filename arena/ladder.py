@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 import trio
 
+from arena.endpoint_guard import EndpointRefused
+from arena.endpoint_resolver import EndpointGuard
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
 from arena.store.calls import call_store
 from arena.store.repository import CHANGE_GRACE_US, HOUSE_RANDOM, Claim, Store, now_us
@@ -25,7 +27,7 @@ from cardarena.arena.v1 import arena_service_pb2
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import record_pb2
 from referee.aio_bridge import await_aio
-from referee.bot_client import BotPool, CallResult
+from referee.bot_client import BotPool, CallResult, Refused
 from referee.codec.common import options_from_wire
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, Match, MoveLog, TimeControl
@@ -34,6 +36,10 @@ from referee.runner import MatchSpec, play_match
 
 log = logging.getLogger("arena.ladder")
 T = TypeVar("T")
+
+REFUSED_DETAIL = "the arena does not call this endpoint"
+"""What a match record says of a seat whose endpoint the guard refused at connection time
+(public: it says nothing about the address)."""
 
 
 @dataclass(frozen=True)
@@ -110,12 +116,14 @@ class Arena:
         metrics: Metrics,
         house_endpoint: str,
         config: ArenaConfig | None = None,
+        guard: EndpointGuard | None = None,
     ) -> None:
         self.store = store
         self.pool = pool
         self.metrics = metrics
         self.house_endpoint = house_endpoint
         self.config = config or ArenaConfig()
+        self.guard = guard or EndpointGuard()
         self.live: dict[str, LiveMatch] = {}
         self.stop = trio.Event()
         self.finished = trio.Event()
@@ -125,6 +133,8 @@ class Arena:
         self._pools: dict[str, LadderPool] = {}
         self._ladders: dict[str, arena_service_pb2.LadderConfig] = {}
         self._announced: dict[str, int] = {}
+        self._targets: dict[str, str] = {}
+        """Each bot endpoint's channel target, as ``connect_target`` last resolved it."""
         """What each bot last announced as its limit of matches at once, as last stored."""
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
@@ -177,7 +187,7 @@ class Arena:
                 continue
             pool = await self._pool(ladder_id, config.settings.game)
             while queued < target:
-                players = pool.pick(config.settings.num_seats)
+                players = pool.pick(config.settings.num_seats, config.allow_self_play)
                 if not players:
                     break
                 planned = plan_set(players, self._rng, config.duplicate_deals)
@@ -269,8 +279,30 @@ class Arena:
             live.publish(None)
             del self.live[claim.match_id]
 
+    async def connect_target(self, endpoint: str) -> str | Refused:
+        """What the referee connects to for a bot's endpoint: the endpoint checked by the guard
+        again, now (its name may resolve elsewhere than at registration), as an IP target; or
+        ``Refused``, which the referee turns into an UNREACHABLE fault without connecting."""
+        try:
+            target = (await await_aio(lambda: self.guard.check(endpoint))).target
+        except EndpointRefused as refused:
+            log.info("not connecting to a bot endpoint: %s", refused.detail)
+            return Refused(REFUSED_DETAIL)
+        self._targets[endpoint] = target
+        return target
+
+    def forget_endpoint(self, endpoint: str) -> None:
+        """A bot endpoint no bot uses any more (its bot retired): close its channel now, or as
+        soon as no match holds it."""
+        target = self._targets.pop(endpoint, None)
+        if target is not None:
+            self.pool.forget(target)
+
     async def _spec_for(self, claim: Claim) -> MatchSpec:
-        endpoints = [endpoint or self.house_endpoint for endpoint in claim.endpoints]
+        endpoints = [
+            await self.connect_target(endpoint) if endpoint else self.house_endpoint
+            for endpoint in claim.endpoints
+        ]
         if claim.ladder_id is None:
             bot = next(b for b in claim.seats if b != HOUSE_RANDOM)
             game_name = (await self.db(self.store.bot, bot)).game
@@ -335,7 +367,8 @@ class Arena:
         """The limits of matches at once that a claim's bots announced at its start (GetInfo)."""
         announced = {}
         for bot_id, endpoint in zip(claim.seats, claim.endpoints, strict=True):
-            info = self.pool.last_info(endpoint) if bot_id != HOUSE_RANDOM else None
+            target = self._targets.get(endpoint)
+            info = self.pool.last_info(target) if target and bot_id != HOUSE_RANDOM else None
             if info is not None:
                 announced[bot_id] = info.max_concurrent_matches
         return announced
@@ -381,7 +414,8 @@ class Arena:
         results: dict[str, CallResult] = {}
 
         async def probe(bot_id: str, endpoint: str) -> None:
-            with self.pool.holding([endpoint]) as (bot,):
+            target = await self.connect_target(endpoint)
+            with self.pool.holding([target]) as (bot,):
                 results[bot_id] = await bot.get_info(5.0)
 
         async with trio.open_nursery() as nursery:
@@ -409,5 +443,7 @@ class Arena:
             pulled += (state == "unhealthy") - (bot.state == "unhealthy")
         self.metrics.bots_pulled.set(pulled)
         await self._remember_limits(announced)
-        self.pool.keep_only([self.house_endpoint, *(bot.endpoint for bot in bots)])
+        live = {bot.endpoint for bot in bots}
+        self._targets = {e: target for e, target in self._targets.items() if e in live}
+        self.pool.keep_only([self.house_endpoint, *self._targets.values()])
         self.pool.sweep(self.config.channel_idle_s)

@@ -97,7 +97,9 @@ def arena_serve_command(
 ) -> list[str]:
     """The command line of an ``arena serve`` process on loopback, API on a free port (it
     prints ``LISTENING``) and metrics on another: ``store`` is ``["--db", PATH]`` or
-    ``["--database-url", URL]``; ``extra`` options go last."""
+    ``["--database-url", URL]``; ``extra`` options go last. Its endpoint guard allows the
+    loopback networks (the bots started here listen there) and refuses every other
+    non-public address, as on the internet."""
     return [
         sys.executable,
         "-m",
@@ -112,8 +114,13 @@ def arena_serve_command(
         str(admin_token_file),
         "--workers",
         str(workers),
+        *(option for network in LOOPBACK for option in ("--allow-endpoint-network", network)),
         *extra,
     ]
+
+
+LOOPBACK = ("127.0.0.0/8", "::1/128")
+"""The networks a local arena allows bot endpoints in (``--allow-endpoint-network``)."""
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -5,6 +5,11 @@ random bot used for validation, the channels to bots), and trio runs the ladder 
 guest (see ``referee.aio_bridge``). SIGINT/SIGTERM stop it gracefully: matches in flight end at
 their next move and go back to the queue, within ``shutdown_grace_s``; whatever is still running
 then is cancelled and requeued at the next start (leases).
+
+It owns its port and its SQLite file: a port in use (no SO_REUSEPORT) or a database another
+process holds ends it at start-up with ``ListenError``/``DatabaseInUse``. The API may serve
+TLS (``ServeOptions.tls``); ``tls://`` bot endpoints are dialled with ``ServeOptions.bot_tls``.
+Every unary-request method is behind ``RequestGuard``: malformed bytes get INVALID_ARGUMENT.
 """
 
 from __future__ import annotations
@@ -20,11 +25,15 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
+from arena.endpoint_guard import GuardPolicy
+from arena.endpoint_resolver import EndpointGuard
 from arena.ladder import Arena, ArenaConfig
+from arena.rpc_errors import RateLimitedLog, RequestGuard
 from arena.service import ArenaServicer
-from arena.store.db import open_database
+from arena.store.db import Database, open_database
 from arena.store.repository import Store
-from botkit.server import start_server
+from botkit.server import SERVER_OPTIONS, ListenError, add_port, start_server
+from botkit.tls import ClientTls, ServerTls
 from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
 from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool
@@ -45,36 +54,54 @@ class ServeOptions:
     database: str = "arena.sqlite3"
     admin_token: str = ""
     shutdown_grace_s: float = 10.0
+    endpoint_policy: GuardPolicy = field(default_factory=GuardPolicy)
+    """Which bot endpoints the arena calls (on by default: public addresses only); the
+    arena's own listening sockets are added once bound."""
     arena: ArenaConfig = field(default_factory=ArenaConfig)
+    tls: ServerTls | None = None
+    """TLS for the API (certificate, key, optional client CA for mutual TLS); None: plaintext."""
+    bot_tls: ClientTls | None = None
+    """What ``tls://`` bot endpoints are verified against, and the client certificate shown."""
 
 
 async def serve(
     options: ServeOptions, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Run until cancelled or signalled; ``task_status.started`` gets the API's host:port."""
-    database = open_database(options.database)
-    store = Store(database)
-    metrics = Metrics(STATE_CLASSES)
-    if options.metrics_listen:
-        metrics_host, metrics_port = options.metrics_listen.rsplit(":", 1)
-        start_http_server(int(metrics_port), addr=metrics_host)
-    house_server, house_address = await await_aio(lambda: start_server(make_random_bot()))
-    pool = BotPool()
-    arena = Arena(store, pool, metrics, house_address, options.arena)
-    server = grpc.aio.server()
-    arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(
-        ArenaServicer(store, arena, options.admin_token), server
-    )
-    health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
-    )
-    api_port = server.add_insecure_port(options.listen)
-    if api_port == 0:
-        raise OSError(f"cannot listen on {options.listen}")
-    await await_aio(server.start)
-    address = f"{options.listen.rsplit(':', 1)[0]}:{api_port}"
+    pool = BotPool(tls=options.bot_tls)  # checks the TLS files before anything starts
+    database = open_database(options.database)  # DatabaseInUse if another arena has it
+    server: grpc.aio.Server | None = None
+    house_server: grpc.aio.Server | None = None
+    try:
+        store = Store(database)
+        metrics = Metrics(STATE_CLASSES)
+        guard = EndpointGuard(options.endpoint_policy)
+        server = grpc.aio.server(
+            options=SERVER_OPTIONS,
+            interceptors=[RequestGuard(RateLimitedLog(logging.getLogger("arena.requests")))],
+        )
+        api_port = add_port(server, options.listen, options.tls)
+        if options.metrics_listen:
+            metrics_host, metrics_port = _serve_metrics(options.metrics_listen)
+            guard.add_own_socket(metrics_host, metrics_port)
+        house_server, house_address = await await_aio(lambda: start_server(make_random_bot()))
+        guard.add_own_socket(*_host_port(house_address))
+        arena = Arena(store, pool, metrics, house_address, options.arena, guard)
+        arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(
+            ArenaServicer(store, arena, options.admin_token), server
+        )
+        health_servicer = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        )
+        await await_aio(server.start)
+        address = f"{options.listen.rsplit(':', 1)[0]}:{api_port}"
+        guard.add_own_socket(*_host_port(address))
+    except BaseException:
+        with trio.CancelScope(shield=True):
+            await _stop(server, house_server, pool, database)
+        raise
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(arena.run)
@@ -106,10 +133,40 @@ async def serve(
                         name, health_pb2.HealthCheckResponse.NOT_SERVING
                     )
                 )
-            await await_aio(lambda: server.stop(1.0))
-            await await_aio(lambda: house_server.stop(0.5))
-            await pool.close()
-            database.close()
+            await _stop(server, house_server, pool, database)
+
+
+def _serve_metrics(listen: str) -> tuple[str, int]:
+    """Start the Prometheus /metrics endpoint on ``listen`` (host:port); the host and the
+    port it got."""
+    host, _, port = listen.rpartition(":")
+    host = host.strip("[]")
+    try:
+        metrics_server, _ = start_http_server(int(port), addr=host)
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise ListenError(f"cannot serve metrics on {listen}: {reason}") from None
+    return host, int(metrics_server.server_port)
+
+
+async def _stop(
+    server: grpc.aio.Server | None,
+    house_server: grpc.aio.Server | None,
+    pool: BotPool,
+    database: Database,
+) -> None:
+    """Stop what ``serve`` started, the API first."""
+    if server is not None:
+        await await_aio(lambda: server.stop(1.0))
+    if house_server is not None:
+        await await_aio(lambda: house_server.stop(0.5))
+    await pool.close()
+    database.close()
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host, int(port)
 
 
 async def _stop_on_signal(arena: Arena) -> None:

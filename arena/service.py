@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
 import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NoReturn, TypeVar
@@ -16,6 +17,7 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 import grpc.aio
 
+from arena.endpoint_guard import EndpointRefused, GuardedTarget
 from arena.ladder import Arena
 from arena.store.calls import call_store
 from arena.store.repository import (
@@ -30,11 +32,11 @@ from referee.codec.common import game_description, option_value, options_from_wi
 from referee.games.api import RulesError
 from referee.games.registry import STATE_CLASSES, game_types, make_game
 
+log = logging.getLogger("arena.service")
 Context = grpc.aio.ServicerContext[Any, Any]
 T = TypeVar("T")
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-ENDPOINT = re.compile(r"^[A-Za-z0-9_.:\[\]-]+:[0-9]{1,5}$")
 STATE_NAMES = {
     pb.BOT_STATE_ACTIVE: "active",
     pb.BOT_STATE_PAUSED: "paused",
@@ -68,6 +70,16 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         except StoreError as error:
             await _abort(context, grpc.StatusCode[error.code], str(error))
 
+    async def _guarded(self, context: Context, endpoint: str) -> GuardedTarget:
+        """The endpoint checked by the guard (parsed, resolved, every address allowed), or
+        INVALID_ARGUMENT with a reason that says nothing about the target."""
+        try:
+            target = await self.arena.guard.check(endpoint)
+        except EndpointRefused as refused:
+            log.debug("endpoint refused: %s", refused.detail)
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, refused.public)
+        return target
+
     async def ListGames(
         self, request: pb.ListGamesRequest, context: Context
     ) -> pb.ListGamesResponse:
@@ -89,12 +101,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"unknown game {request.game!r}; known: {', '.join(STATE_CLASSES)}",
             )
-        if not ENDPOINT.match(request.endpoint):
-            await _abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"endpoint must be host:port (got {request.endpoint!r})",
-            )
+        target = await self._guarded(context, request.endpoint)
         bot, token = await self._call(
             context,
             self.store.register_bot,
@@ -104,18 +111,16 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             request.game,
             request.endpoint,
             request.version or "0",
+            target.address_key,
         )
         return pb.RegisterBotResponse(bot=bot.to_proto(), owner_token=token or "")
 
     async def UpdateBot(
         self, request: pb.UpdateBotRequest, context: Context
     ) -> pb.UpdateBotResponse:
-        if request.endpoint and not ENDPOINT.match(request.endpoint):
-            await _abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"endpoint must be host:port (got {request.endpoint!r})",
-            )
+        address = None
+        if request.endpoint:
+            address = (await self._guarded(context, request.endpoint)).address_key
         bot = await self._call(
             context,
             self.store.update_bot,
@@ -123,6 +128,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             _token(context),
             request.endpoint,
             request.version,
+            address,
         )
         return pb.UpdateBotResponse(bot=bot.to_proto())
 
@@ -138,7 +144,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             context, self.store.set_bot_state, request.bot_id, _token(context), state
         )
         if state == "retired":  # its channel closes now (once no match holds it)
-            self.arena.pool.forget(bot.endpoint)
+            self.arena.forget_endpoint(bot.endpoint)
         return pb.SetBotStateResponse(bot=bot.to_proto())
 
     async def CreateLadder(

@@ -151,10 +151,11 @@ class Baseline:
 
 
 def register(store: Store, bots: int) -> None:
-    """``bots`` active bots of the ladder's game (100 per owner), through the store's API."""
+    """``bots`` active bots of the ladder's game of 100 owners (matchmaking seats each owner
+    once a match), through the store's API."""
     tokens: dict[str, str] = {}
     for index in range(bots):
-        owner = f"owner{index // 100}"
+        owner = f"owner{index % 100}"
         bot, token = store.register_bot(
             owner, tokens.get(owner), f"bot{index}", GAME, f"127.0.0.1:{1 + index}", "1"
         )

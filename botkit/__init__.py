@@ -10,8 +10,28 @@
 ``request`` is a ``cardarena.bot.v1.ChooseActionRequest``: the seat's observation, its legal
 actions and its clock. Return one of ``request.legal_actions``. ``time_left_s()`` inside
 ``choose`` gives the seconds left before the referee's deadline for this move.
+
+``serve(..., tls_cert=..., tls_key=...)`` serves TLS (register the bot as ``tls://host:port``);
+``client_ca=...`` also requires the caller's certificate, whose names ``caller_identities()``
+gives inside ``choose``. A port already in use stops ``serve`` with a one-line error.
 """
 
-from botkit.server import Bot, ChooseFn, serve, serve_async, time_left_s
+from botkit.server import (
+    Bot,
+    ChooseFn,
+    caller_identities,
+    serve,
+    serve_async,
+    time_left_s,
+)
+from botkit.tls import ServerTls
 
-__all__ = ["Bot", "ChooseFn", "serve", "serve_async", "time_left_s"]
+__all__ = [
+    "Bot",
+    "ChooseFn",
+    "ServerTls",
+    "caller_identities",
+    "serve",
+    "serve_async",
+    "time_left_s",
+]

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import errno
 import logging
 import signal
+import socket
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import grpc
 import grpc.aio
 
+from botkit.tls import ServerTls, TlsConfigError
 from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
 from cardarena.game.v1 import game_pb2
 
@@ -35,6 +39,70 @@ def time_left_s() -> float | None:
     """
     context = _CURRENT_CONTEXT.get()
     return None if context is None else context.time_remaining()
+
+
+def caller_identities() -> tuple[str, ...]:
+    """The names in the caller's client certificate, for the call being answered now.
+
+    Only a bot served with ``client_ca`` (mutual TLS) sees them: the subject alternative names
+    of the certificate the referee presented, which gRPC has already verified against that CA.
+    Empty outside a call or on a channel without a client certificate.
+    """
+    context = _CURRENT_CONTEXT.get()
+    if context is None:
+        return ()
+    return tuple(name.decode(errors="replace") for name in context.peer_identities() or ())
+
+
+SERVER_OPTIONS: tuple[tuple[str, int], ...] = (
+    # One process per port: grpc sets SO_REUSEPORT by default, so a second server on a port in
+    # use would start silently and the kernel would split the connections between the two.
+    ("grpc.so_reuseport", 0),
+)
+"""Options of every gRPC server in the project (bots, the arena API, benchmarks)."""
+
+
+class ListenError(OSError):
+    """A server cannot listen where it was told to (the port in use, an address not local)."""
+
+
+def add_port(server: grpc.aio.Server, address: str, tls: ServerTls | None = None) -> int:
+    """Listen on ``address`` (plaintext, or TLS); the port, or ``ListenError`` saying why not."""
+    credentials = None if tls is None else tls.credentials()
+    # A plain bind first says why in one line (grpc logs its own lines and says only "Failed
+    # to bind"); grpc's own bind still decides.
+    reason = _why_not_bindable(address)
+    if reason is None:
+        try:
+            if credentials is None:
+                port = server.add_insecure_port(address)
+            else:
+                port = server.add_secure_port(address, credentials)
+        except RuntimeError:
+            port = 0
+        if port:
+            return port
+        reason = _why_not_bindable(address) or "refused by gRPC (see its log line above)"
+    raise ListenError(f"cannot listen on {address}: {reason}")
+
+
+def _why_not_bindable(address: str) -> str | None:
+    """Why a TCP socket cannot bind ``address`` as grpc would (SO_REUSEADDR, no SO_REUSEPORT)."""
+    host, _, port = address.rpartition(":")
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(
+            host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(where)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            return f"{error.strerror} (another process listens there)"
+        return error.strerror or str(error)
+    except ValueError:
+        return "expected host:port"
+    return None
 
 
 RequestT = TypeVar("RequestT")
@@ -114,22 +182,28 @@ async def _abort(context: Context, detail: str) -> NoReturn:
     raise AssertionError("abort returned")  # abort always raises
 
 
-async def start_server(bot: Bot, address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, str]:
-    """Start serving ``bot`` on the running asyncio loop; return the server and its host:port."""
-    server = grpc.aio.server()
+async def start_server(
+    bot: Bot, address: str = "127.0.0.1:0", tls: ServerTls | None = None
+) -> tuple[grpc.aio.Server, str]:
+    """Start serving ``bot`` on the running asyncio loop; return the server and its host:port.
+
+    ``ListenError`` when the address cannot be bound (a port in use is never shared).
+    """
+    server = grpc.aio.server(options=SERVER_OPTIONS)
     bot_service_pb2_grpc.add_BotServiceServicer_to_server(_Servicer(bot), server)
-    port = server.add_insecure_port(address)
-    if port == 0:
-        raise OSError(f"cannot listen on {address}")
+    port = add_port(server, address, tls)
     await server.start()
     return server, f"{address.rsplit(':', 1)[0]}:{port}"
 
 
 async def serve_async(
-    bot: Bot, address: str = "127.0.0.1:0", ready: Callable[[str], None] | None = None
+    bot: Bot,
+    address: str = "127.0.0.1:0",
+    ready: Callable[[str], None] | None = None,
+    tls: ServerTls | None = None,
 ) -> None:
     """Serve ``bot`` on ``address`` until cancelled or SIGTERM/SIGINT; ``ready`` gets host:port."""
-    server, where = await start_server(bot, address)
+    server, where = await start_server(bot, address, tls)
     if ready is not None:
         ready(where)
     stop = asyncio.Event()
@@ -148,19 +222,32 @@ def serve(
     name: str = "bot",
     version: str = "0",
     address: str = "127.0.0.1:0",
+    tls_cert: str | Path | None = None,
+    tls_key: str | Path | None = None,
+    client_ca: str | Path | None = None,
     max_concurrent_matches: int | None = None,
 ) -> None:
     """Serve a bot (or a bare move function) until SIGTERM or Ctrl-C.
 
+    Prints ``LISTENING host:port`` on stdout once ready, so scripts can use port 0. With
+    ``tls_cert`` and ``tls_key`` (PEM files) it serves TLS (register it as ``tls://host:port``);
+    ``client_ca`` also requires the caller's certificate, signed by that CA (mutual TLS; see
+    ``caller_identities``). A port in use or a bad TLS file ends it with a one-line error.
     ``max_concurrent_matches``: the most matches to be given at once (0: no preference; None:
-    the ``Bot``'s own, else 0). Prints ``LISTENING host:port`` on stdout once ready, so
-    scripts can use port 0.
+    the ``Bot``'s own, else 0).
     """
     bot = choose if isinstance(choose, Bot) else Bot(choose=choose, name=name, version=version)
     if max_concurrent_matches is not None:
         if max_concurrent_matches < 0:
-            raise ValueError("max_concurrent_matches must be 0 (no preference) or more")
+            raise SystemExit("error: max_concurrent_matches must be 0 (no preference) or more")
         bot.max_concurrent_matches = max_concurrent_matches
+    tls = None
+    if tls_cert is not None or tls_key is not None:
+        if tls_cert is None or tls_key is None:
+            raise SystemExit("error: TLS needs both tls_cert and tls_key")
+        tls = ServerTls(tls_cert, tls_key, client_ca)
+    elif client_ca is not None:
+        raise SystemExit("error: client_ca needs tls_cert and tls_key")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 
     def announce(where: str) -> None:
@@ -168,6 +255,8 @@ def serve(
         log.info("%s %s listening on %s", bot.name, bot.version, where)
 
     try:
-        asyncio.run(serve_async(bot, address, announce))
+        asyncio.run(serve_async(bot, address, announce, tls))
     except KeyboardInterrupt:
         sys.exit(0)
+    except (ListenError, TlsConfigError) as error:
+        raise SystemExit(f"error: {error}") from None

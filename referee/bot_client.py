@@ -3,6 +3,7 @@
 Channels are ``grpc.aio`` objects living on the host loop of ``aio_bridge``; every call goes
 through ``aio_bridge.await_aio`` so a cancelled trio scope cancels the RPC. A bot's answer is
 capped at ``MAX_RESPONSE_BYTES``; keepalive stays within what a default gRPC server accepts.
+An endpoint written ``tls://host:port`` gets a TLS channel with the pool's credentials.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import grpc
 import grpc.aio
 import trio
 
+from botkit.tls import ClientTls
 from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
 from referee.aio_bridge import await_aio
 from referee.match import Fault, FaultKind
@@ -40,6 +42,25 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 
 
 CHOOSE_ACTION_METHOD = "/cardarena.bot.v1.BotService/ChooseAction"
+
+TLS_SCHEME = "tls://"
+"""An endpoint written ``tls://host:port`` is dialled with TLS, its host name verified."""
+
+
+def open_channel(target: str, tls: grpc.ChannelCredentials | None = None) -> grpc.aio.Channel:
+    """A channel to a bot endpoint: ``tls://host:port`` over TLS with ``tls`` (None: gRPC's
+    default roots), anything else in plaintext. The host name stays in the target, so gRPC
+    verifies the bot's certificate against it. ``tls://NAME@ADDRESS`` (what the arena's
+    endpoint guard hands over: an address it checked, such as ``ipv4:1.2.3.4:443``) dials
+    ADDRESS and verifies the certificate against NAME, so gRPC does no DNS of its own."""
+    if target[: len(TLS_SCHEME)].lower() != TLS_SCHEME:
+        return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+    credentials = tls or grpc.ssl_channel_credentials()
+    name, at, address = target[len(TLS_SCHEME) :].rpartition("@")
+    if not at:
+        return grpc.aio.secure_channel(address, credentials, CHANNEL_OPTIONS)
+    options = (*CHANNEL_OPTIONS, ("grpc.ssl_target_name_override", name))
+    return grpc.aio.secure_channel(address, credentials, options)
 
 
 def _since_us(started_ns: int) -> int:
@@ -70,9 +91,11 @@ def classify(error: grpc.aio.AioRpcError) -> Fault:
 class BotEndpoint:
     """One bot address: a reused channel, a stub and a limit on concurrent calls."""
 
-    def __init__(self, target: str, max_concurrent_calls: int) -> None:
+    def __init__(
+        self, target: str, max_concurrent_calls: int, tls: grpc.ChannelCredentials | None = None
+    ) -> None:
         self.target = target
-        self._channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self._channel = open_channel(target, tls)
         self.stub = bot_service_pb2_grpc.BotServiceStub(self._channel)
         # ChooseAction again, taking a request already serialized (``RequestEncoder``).
         self._choose_action_bytes: grpc.aio.UnaryUnaryMultiCallable[
@@ -140,6 +163,38 @@ class BotEndpoint:
         await await_aio(self.close_channel)
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A seat whose endpoint the caller (the arena's endpoint guard) refused to connect to:
+    the referee never calls it, and every call to it is an UNREACHABLE fault with ``detail``
+    (neutral words: the record is public)."""
+
+    detail: str
+    label: str = "(refused)"
+    """What the match record shows as the seat's endpoint."""
+
+
+class RefusedEndpoint(BotEndpoint):
+    """A ``Refused`` seat: no channel, and every call answers UNREACHABLE at once."""
+
+    def __init__(self, refused: Refused) -> None:  # no channel: nothing to connect to
+        self.target = refused.label
+        self._fault = Fault(FaultKind.UNREACHABLE, refused.detail)
+
+    async def call(self, make_call: Callable[[], Awaitable[Any]]) -> CallResult:
+        """A fault; ``make_call`` is never run."""
+        return CallResult(None, self._fault, 0)
+
+    async def choose_action(
+        self, request: bot_service_pb2.ChooseActionRequest | bytes, timeout_s: float
+    ) -> CallResult:
+        """A fault (the base class would reach for the channel first)."""
+        return CallResult(None, self._fault, 0)
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
 @dataclass
 class _Kept:
     """An endpoint in the pool with what decides when its channel closes."""
@@ -158,33 +213,41 @@ class BotPool:
     in flight, and either it was ``forget``-ed (its bot retired, was rejected or moved) or it
     has not been used for ``sweep``'s ``max_idle_s``. The next ``get`` opens a new one.
     Closing is started at once on the host loop and awaited by ``close``.
+
+    ``tls`` is what ``tls://`` endpoints are verified against and the client certificate the
+    referee presents to them (None: gRPC's default roots, no client certificate).
     """
 
     def __init__(
         self,
         max_concurrent_calls: int = MAX_CONCURRENT_CALLS_PER_ENDPOINT,
+        tls: ClientTls | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._kept: dict[str, _Kept] = {}
         self._max_concurrent_calls = max_concurrent_calls
+        self._tls = None if tls is None else tls.credentials()
         self._clock = clock
         self._closing: set[asyncio.Task[None]] = set()
 
-    def get(self, target: str) -> BotEndpoint:
-        """The endpoint for ``target``, opening its channel on first use (or after it closed)."""
+    def get(self, target: str | Refused) -> BotEndpoint:
+        """The endpoint for ``target``, opening its channel on first use (or after it closed);
+        a ``Refused`` seat gets one that never connects."""
+        if isinstance(target, Refused):
+            return RefusedEndpoint(target)
         kept = self._kept.get(target)
         if kept is None:
-            endpoint = BotEndpoint(target, self._max_concurrent_calls)
+            endpoint = BotEndpoint(target, self._max_concurrent_calls, self._tls)
             kept = self._kept[target] = _Kept(endpoint, self._clock())
         kept.last_used, kept.forgotten = self._clock(), False
         return kept.endpoint
 
     @contextlib.contextmanager
-    def holding(self, targets: Iterable[str]) -> Iterator[list[BotEndpoint]]:
+    def holding(self, targets: Iterable[str | Refused]) -> Iterator[list[BotEndpoint]]:
         """The endpoints of ``targets``, kept open until the block ends (however long it is
         since their last call): what a match holds while it is played."""
         endpoints = [self.get(target) for target in targets]
-        held = [self._kept[endpoint.target] for endpoint in endpoints]
+        held = [self._kept[e.target] for e in endpoints if not isinstance(e, RefusedEndpoint)]
         for kept in held:
             kept.holders += 1
         try:

@@ -13,7 +13,7 @@ import trio
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import record_pb2
 from referee import __version__
-from referee.bot_client import BotEndpoint, BotPool, CallResult
+from referee.bot_client import BotEndpoint, BotPool, CallResult, Refused
 from referee.codec import GameCodec, MalformedActionError, codec_for
 from referee.codec.common import game_settings
 from referee.codec.record import match_record
@@ -28,10 +28,11 @@ NOTIFY_TIMEOUT_S = 5.0
 
 @dataclass(frozen=True)
 class MatchSpec:
-    """What to play: a game, one bot address per seat, a seed, the clock and the fault policy."""
+    """What to play: a game, one bot address per seat (or a seat the caller refused to
+    connect to), a seed, the clock and the fault policy."""
 
     game: Game
-    endpoints: Sequence[str]
+    endpoints: Sequence[str | Refused]
     seed: int
     match_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     time_control: TimeControl = field(default_factory=TimeControl)

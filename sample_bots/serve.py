@@ -39,6 +39,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("kind", choices=sorted(BOTS), help="which sample bot to run")
     parser.add_argument("--listen", default="127.0.0.1:0", help="host:port (port 0 = any)")
     parser.add_argument("--seed", type=int, default=None, help="seed for the bot's own choices")
+    parser.add_argument("--tls-cert", default=None, help="PEM certificate chain: serve TLS")
+    parser.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert")
+    parser.add_argument(
+        "--client-ca", default=None, help="PEM CA file: accept only callers it signed (mTLS)"
+    )
     parser.add_argument(
         "--max-concurrent-matches",
         type=int,
@@ -52,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     serve(
         BOTS[args.kind](args.seed),
         address=args.listen,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        client_ca=args.client_ca,
         max_concurrent_matches=args.max_concurrent_matches,
     )
 

@@ -12,8 +12,10 @@ from pathlib import Path
 import trio
 from prometheus_client import CollectorRegistry
 
+from arena.endpoint_guard import GuardPolicy, parse_networks
+from arena.endpoint_resolver import EndpointGuard
 from arena.ladder import Arena, ArenaConfig
-from arena.local_bots import start_server, stop_bot
+from arena.local_bots import LOOPBACK, start_server, stop_bot
 from arena.store.repository import Store
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import game_pb2
@@ -21,6 +23,11 @@ from referee.bot_client import BotPool
 from referee.metrics import Metrics
 from tests.helpers import ROOT, misbehaving_bot, random_bots, run_on_bridge
 from tests.stores import open_store
+
+
+def loopback_guard() -> EndpointGuard:
+    """The endpoint guard of a local arena: bots on loopback may play."""
+    return EndpointGuard(GuardPolicy(allowed_networks=parse_networks(LOOPBACK)))
 
 
 def open_fds() -> int:
@@ -110,7 +117,7 @@ def test_200_bots_registered_and_retired_leave_no_descriptor_open(tmp_path: Path
     async def scenario(store: Store, addresses: list[str], ids: list[str], token: str) -> None:
         pool = BotPool()
         metrics = Metrics(["oh-hell"], CollectorRegistry())
-        arena = Arena(store, pool, metrics, "127.0.0.1:1", ArenaConfig())
+        arena = Arena(store, pool, metrics, "127.0.0.1:1", ArenaConfig(), loopback_guard())
         try:
             warm = pool.get(addresses[0])  # gRPC's own descriptors (pollers, wakeups) first
             assert (await warm.get_info(5)).fault is None
@@ -118,13 +125,13 @@ def test_200_bots_registered_and_retired_leave_no_descriptor_open(tmp_path: Path
             before = await fds_down_to(open_fds() - 1)  # that one connection closed
 
             await arena.sweep_once()  # probes all 200: a connection each
-            assert sorted(pool.targets()) == sorted(addresses)
+            assert sorted(pool.targets()) == sorted(f"ipv4:{a}" for a in addresses)
             opened = open_fds()
             assert opened >= before + 200, "every probe opened a connection"
 
             for bot_id, address in zip(ids[:100], addresses[:100], strict=True):
                 store.set_bot_state(bot_id, token, "retired")
-                pool.forget(address)  # what ArenaService.SetBotState does
+                arena.forget_endpoint(address)  # what ArenaService.SetBotState does
             assert len(pool.targets()) == 100
             assert await fds_down_to(opened - 100) <= opened - 100
 

@@ -35,6 +35,7 @@ from referee.bot_client import BotPool
 from referee.metrics import Metrics
 from tests.helpers import ROOT, random_bots, run_on_bridge
 from tests.stores import open_store, postgres_available, postgres_url
+from tests.test_bot_pool import loopback_guard
 from tests.test_ladder_e2e import (
     ADMIN,
     arena_service,
@@ -229,7 +230,8 @@ def matches_by_endpoint(db: Path) -> dict[str, list[tuple[int, int]]]:
     spans: dict[str, list[tuple[int, int]]] = {}
     for (blob,) in blobs:
         record = record_pb2.MatchRecord.FromString(blob)
-        for endpoint in {seat.endpoint for seat in record.seats}:
+        # The record names the target the referee dialled (``ipv4:`` + the checked address).
+        for endpoint in {seat.endpoint.removeprefix("ipv4:") for seat in record.seats}:
             spans.setdefault(endpoint, []).append((record.started_at_us, record.finished_at_us))
     return spans
 
@@ -348,7 +350,8 @@ def test_a_pulled_bot_is_probed_with_back_off_and_restored_when_it_answers(
 
         async def scenario(_: BotPool) -> None:
             pool = BotPool(clock=lambda: clock[0])
-            arena = Arena(store, pool, Metrics(["oh-hell"], registry), "127.0.0.1:1", config)
+            metrics = Metrics(["oh-hell"], registry)
+            arena = Arena(store, pool, metrics, "127.0.0.1:1", config, loopback_guard())
             try:
                 down = await sweeps(arena, 1950)
                 assert down == [0, 30, 60, 120, 240, 480, 780, 1080, 1380, 1680]

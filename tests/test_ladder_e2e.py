@@ -82,17 +82,20 @@ def quick_ladder(name: str, duplicate: bool = False) -> pb.CreateLadderRequest:
 
 
 def register_all(client: ArenaClient, bots: list[BotProcess], owner: str = "ann") -> list[str]:
-    token = None
+    """Each bot under an owner of its own (``ann0``, ``ann1``, …): one owner's bots never
+    meet in a match."""
     ids = []
     for index, bot in enumerate(bots):
         response = client.call(
             "RegisterBot",
             pb.RegisterBotRequest(
-                owner=owner, name=f"r{index}", game="oh-hell", endpoint=bot.address, version="1"
+                owner=f"{owner}{index}",
+                name=f"r{index}",
+                game="oh-hell",
+                endpoint=bot.address,
+                version="1",
             ),
-            token=token,
         )
-        token = token or response.owner_token
         ids.append(response.bot.bot_id)
     return ids
 

@@ -62,6 +62,8 @@ def worker(url: str, name: str, tmp_path: Path) -> Iterator[BotProcess]:
 
 def counts(url: str) -> dict[str, int]:
     with psycopg.connect(url) as connection:
+        # One snapshot for every read below: the workers keep finishing matches meanwhile.
+        connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         by_worker: dict[str, int] = dict(
             connection.execute(
                 "SELECT claimed_by, COUNT(*) FROM matches WHERE status = 'finished' "

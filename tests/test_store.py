@@ -96,6 +96,77 @@ def test_owner_token_is_shown_once_and_guards_the_owners_bots(store: Store) -> N
         store.set_bot_state(second.bot_id, token, "active")
 
 
+def test_an_address_belongs_to_one_owner_and_entrants_carry_owner_and_address(
+    store: Store,
+) -> None:
+    """Another owner cannot register, or move a bot to, an address an owner's bot uses (its
+    key: where the endpoint resolved, so two spellings of one address are one); the same owner
+    may; a retired bot frees it. Moving a bot sends it back to validation, and matchmaking
+    reads each entrant's owner and address."""
+    here, there = "203.0.114.9:50051", "203.0.114.10:50051"
+    bot, token = store.register_bot(
+        "alice", None, "a", "oh-hell", "bot.alice.example:50051", "1", here
+    )
+    assert token
+    for name, endpoint in (("copy", "203.0.114.9:50051"), ("alias", "evil.example:50051")):
+        with pytest.raises(StoreError) as taken:
+            store.register_bot(f"mallory-{name}", None, name, "oh-hell", endpoint, "1", here)
+        assert taken.value.code == "ALREADY_EXISTS" and "another owner" in str(taken.value)
+    assert [b.owner for b in store.bots()] == ["alice"], "a refusal leaves no owner behind"
+    second = store.register_bot("alice", token, "a2", "oh-hell", "203.0.114.9:50051", "1", here)[0]
+    other, other_token = store.register_bot("bob", None, "b", "oh-hell", there, "1", there)
+    assert other_token
+    with pytest.raises(StoreError) as moved:
+        store.update_bot(other.bot_id, other_token, "bot.alice.example:50051", "", here)
+    assert moved.value.code == "ALREADY_EXISTS"
+    for bot_id in (bot.bot_id, second.bot_id, other.bot_id):
+        store.set_state_by_arena(bot_id, "active", "passed validation", 0)
+    ladder_id = store.create_ladder(ladder_config(seats=2))
+    store.enter_active_bots(ladder_id, "oh-hell")
+    keys = {e.bot_id: (e.owner, e.address) for e in store.entrants(ladder_id)}
+    alice, bob = keys[bot.bot_id][0], keys[other.bot_id][0]
+    assert alice != bob and keys == {
+        bot.bot_id: (alice, here),
+        second.bot_id: (alice, here),
+        other.bot_id: (bob, there),
+    }
+    changes = store.entrant_changes(ladder_id, "oh-hell", 0)
+    assert {(e.owner, e.address) for e in changes.active} == {(alice, here), (bob, there)}
+
+    assert store.update_bot(other.bot_id, other_token, there, "", there).state == "active"
+    assert store.update_bot(other.bot_id, other_token, "", "", None).state == "active"
+    moved_bot = store.update_bot(other.bot_id, other_token, "203.0.114.11:50051", "", None)
+    assert moved_bot.state == "validating", "a new endpoint is validated again"
+    assert moved_bot.endpoint == "203.0.114.11:50051"
+    store.set_bot_state(bot.bot_id, token, "retired")
+    with pytest.raises(StoreError):
+        store.register_bot("carol", None, "c", "oh-hell", here, "1", here)  # a2 is still there
+    store.set_bot_state(second.bot_id, token, "retired")
+    assert store.register_bot("carol", None, "c", "oh-hell", here, "1", here)[0].state
+
+
+def test_two_owners_racing_for_one_address_get_it_once(store: Store) -> None:
+    """Registrations at one address from eight owners at once: exactly one is stored."""
+    start = threading.Barrier(8)
+    outcomes: list[str] = []
+
+    def register(index: int) -> None:
+        start.wait()
+        try:
+            store.register_bot(f"o{index}", None, "b", "oh-hell", "h:1", "1", "203.0.114.9:1")
+            outcomes.append("ok")
+        except StoreError as error:
+            outcomes.append(error.code)
+
+    threads = [threading.Thread(target=register, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["ALREADY_EXISTS"] * 7 + ["ok"]
+    assert len(store.bots()) == 1
+
+
 def test_results_count_once_and_match_openskill(store: Store) -> None:
     ids, _ = active_bots(store, 3)
     ladder_id = store.create_ladder(ladder_config())
@@ -281,6 +352,8 @@ def test_a_database_of_the_previous_schema_is_migrated(backend: str, tmp_path: P
             ] == [("old", "m1", 30.0, 7.5, 7)], "history carried over, timed by its match's end"
             assert (profile.latency_p50_ms, profile.latency_p95_ms) == (1.0, 2.0)
             assert [(e.bot_id, e.scheduled) for e in store.entrants("old")] == [("b1", 3)]
+            old = store.entrants("old")
+            assert [(e.owner, e.address) for e in old] == [("o", "h:1")], "keyed by its text"
             assert [s.fault_rate for s in store.standings("old")] == [25.0], "moves summed once"
             ladder_id = store.create_ladder(ladder_config())
             assert store.entrant_changes(ladder_id, "oh-hell", 1).active == []

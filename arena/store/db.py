@@ -4,11 +4,18 @@ Both speak the same SQL (written with ``?`` placeholders, translated for psycopg
 dedicated thread pool so neither trio nor asyncio ever blocks on I/O: SQLite on one thread with
 one connection (every access serialised, WAL mode), PostgreSQL on a small psycopg pool.
 Schema changes are numbered migrations applied once, inside a transaction, at open.
+
+A SQLite file belongs to one process at a time: it holds an exclusive ``flock`` on
+``FILE.lock`` beside it while it is open, so a second arena on the same file refuses to start
+(``DatabaseInUse``) instead of taking over the first one's matches. The kernel releases the
+lock when the process ends, however it ends (``kill -9`` included); the file itself stays.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import sqlite3
 import threading
 import uuid
@@ -114,17 +121,55 @@ SQLITE_PRAGMAS = (
 """How every SQLite connection of the store is set up."""
 
 
+class DatabaseInUse(RuntimeError):
+    """Another process (or another open of it in this one) has the SQLite file."""
+
+
+def lock_file(path: str) -> int:
+    """Hold ``PATH.lock`` exclusively (``flock``) and write our pid in it; its descriptor.
+
+    ``DatabaseInUse``, naming the holder's pid, when someone else holds it. flock locks
+    belong to the open file, so two opens in one process exclude each other too, and the
+    descriptor is not inherited by child processes (Python opens it non-inheritable).
+    """
+    lock_path = f"{path}.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise DatabaseInUse(
+            f"database {path} is in use by another arena process (pid {holder}; lock held on "
+            f"{lock_path}): stop that one first, or give another database"
+        ) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
 class SqliteDatabase(Database):
-    """One SQLite file (or ``:memory:``), one connection, one thread."""
+    """One SQLite file (or ``:memory:``), one connection, one thread, one process."""
 
     dialect = "sqlite"
 
     def __init__(self, path: str) -> None:
+        in_memory = path in ("", ":memory:") or path.startswith("file::memory:")
+        self._lock_fd = None if in_memory else lock_file(path)
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
         self._lock = threading.Lock()
-        self._connection = self.executor.submit(self._connect, path).result()
-        with self.transaction() as tx:
-            _migrate(tx)
+        try:
+            self._connection = self.executor.submit(self._connect, path).result()
+            with self.transaction() as tx:
+                _migrate(tx)
+        except BaseException:
+            self.executor.shutdown()
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+            raise
 
     @staticmethod
     def _connect(path: str) -> sqlite3.Connection:
@@ -149,6 +194,9 @@ class SqliteDatabase(Database):
     def close(self) -> None:
         self.executor.submit(self._connection.close).result()
         self.executor.shutdown()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
 
     def is_transient(self, error: BaseException) -> bool:
         return isinstance(error, sqlite3.OperationalError) and "locked" in str(error)

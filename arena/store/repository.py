@@ -187,11 +187,24 @@ class Store:
 
     @retry_transient
     def register_bot(
-        self, owner: str, token: str | None, name: str, game: str, endpoint: str, version: str
+        self,
+        owner: str,
+        token: str | None,
+        name: str,
+        game: str,
+        endpoint: str,
+        version: str,
+        address: str | None = None,
     ) -> tuple[BotRow, str | None]:
-        """Register a bot; create the owner if new. Returns the bot and a new owner token."""
+        """Register a bot; create the owner if new. Returns the bot and a new owner token.
+
+        ``address`` is where the endpoint resolved (the guard's address key; the endpoint's
+        own text if not given): an address another owner's bot (not retired) uses is refused.
+        """
         new_token = None
+        address_key = address or endpoint.lower()
         with self.db.transaction() as tx:
+            self._lock_address(tx, address_key)
             row = tx.one("SELECT owner_id, token_hash FROM owners WHERE name = ?", (owner,))
             if row is None:
                 new_token = secrets.token_urlsafe(24)
@@ -210,14 +223,40 @@ class Store:
                     )
             if tx.one("SELECT 1 FROM bots WHERE owner_id = ? AND name = ?", (owner_id, name)):
                 raise StoreError("ALREADY_EXISTS", f"{owner!r} already has a bot named {name!r}")
+            self._refuse_shared_address(tx, address_key, owner_id)
             bot_id = uuid.uuid4().hex[:12]
             created = now_us()
             tx.execute(
                 "INSERT INTO bots (bot_id, owner_id, name, game, endpoint, version, state, "
-                "created_at_us, state_changed_us) VALUES (?, ?, ?, ?, ?, ?, 'validating', ?, ?)",
-                (bot_id, owner_id, name, game, endpoint, version, created, created),
+                "created_at_us, state_changed_us, address_key) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'validating', ?, ?, ?)",
+                (bot_id, owner_id, name, game, endpoint, version, created, created, address_key),
             )
             return self._bot(tx, bot_id), new_token
+
+    @staticmethod
+    def _lock_address(tx: Tx, address_key: str) -> None:
+        """Serialise registrations and updates to one address until the transaction ends
+        (SQLite: every write transaction already is), so two owners racing for one address
+        cannot both pass ``_refuse_shared_address``."""
+        if tx.dialect == "postgres":
+            tx.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 17))", (address_key,))
+
+    @staticmethod
+    def _refuse_shared_address(tx: Tx, address_key: str, owner_id: str) -> None:
+        """ALREADY_EXISTS if a bot of another owner, not retired, answers at ``address_key``:
+        one process must not sit in two owners' seats of a match."""
+        taken = tx.one(
+            "SELECT 1 FROM bots WHERE address_key = ? AND owner_id <> ? AND state <> 'retired' "
+            "LIMIT 1",
+            (address_key, owner_id),
+        )
+        if taken:
+            raise StoreError(
+                "ALREADY_EXISTS",
+                "another owner's bot is registered at this endpoint's address: "
+                "each owner's bots need their own",
+            )
 
     def _bot(self, tx: Tx, bot_id: str) -> BotRow:
         row = tx.one(
@@ -255,22 +294,40 @@ class Store:
         return bot
 
     @retry_transient
-    def update_bot(self, bot_id: str, token: str | None, endpoint: str, version: str) -> BotRow:
-        """Change endpoint and/or version; a new version goes back to validation."""
+    def update_bot(
+        self,
+        bot_id: str,
+        token: str | None,
+        endpoint: str,
+        version: str,
+        address: str | None = None,
+    ) -> BotRow:
+        """Change endpoint and/or version; either change sends the bot back to validation.
+
+        A new endpoint is refused, like at registration, if its address (``address``, or the
+        endpoint's text) is another owner's."""
         with self.db.transaction() as tx:
             bot = self._authorize(tx, bot_id, token)
             if bot.state == "retired":
                 raise StoreError("FAILED_PRECONDITION", "a retired bot cannot be changed")
-            revalidate = bool(version) and version != bot.version
+            moved = bool(endpoint) and endpoint != bot.endpoint
+            current = tx.one("SELECT owner_id, address_key FROM bots WHERE bot_id = ?", (bot_id,))
+            owner_id, address_key = current
+            if moved:
+                address_key = address or endpoint.lower()
+                self._lock_address(tx, address_key)
+                self._refuse_shared_address(tx, address_key, owner_id)
+            revalidate = moved or (bool(version) and version != bot.version)
             tx.execute(
                 "UPDATE bots SET endpoint = ?, version = ?, state = ?, state_detail = ?, "
-                "state_changed_us = ? WHERE bot_id = ?",
+                "state_changed_us = ?, address_key = ? WHERE bot_id = ?",
                 (
                     endpoint or bot.endpoint,
                     version or bot.version,
                     "validating" if revalidate else bot.state,
                     "" if revalidate else bot.state_detail,
                     now_us(),
+                    address_key,
                     bot_id,
                 ),
             )
@@ -396,12 +453,14 @@ class Store:
         )
 
     def entrants(self, ladder_id: str, changed_since_us: int = 0) -> list[Entrant]:
-        """Active bots of a ladder, for matchmaking; with ``changed_since_us``, only those whose
+        """Active bots of a ladder with their owner and address, for matchmaking; with
+        ``changed_since_us``, only those whose
         rating or matches scheduled changed since then (the database filters every entry, only
         those come back: what a pool catching up reads)."""
         with self.db.transaction() as tx:
             rows = tx.all(
-                "SELECT e.bot_id, e.mu - 3 * e.sigma, e.sigma, e.scheduled FROM entries e "
+                "SELECT e.bot_id, e.mu - 3 * e.sigma, e.sigma, e.scheduled, b.owner_id, "
+                "b.address_key FROM entries e "
                 "JOIN bots b ON b.bot_id = e.bot_id WHERE e.ladder_id = ? AND b.state = 'active'"
                 + (" AND e.changed_us >= ?" if changed_since_us else ""),
                 (ladder_id, changed_since_us) if changed_since_us else (ladder_id,),
@@ -440,15 +499,16 @@ class Store:
         with self.db.transaction() as tx:
             self._enter_active_bots(tx, ladder_id, game, since_us)
             rows = tx.all(
-                "SELECT b.bot_id, b.state, e.mu, e.sigma, e.scheduled FROM bots b "
+                "SELECT b.bot_id, b.state, e.mu, e.sigma, e.scheduled, b.owner_id, b.address_key "
+                "FROM bots b "
                 "LEFT JOIN entries e ON e.ladder_id = ? AND e.bot_id = b.bot_id "
                 "WHERE b.game = ? AND b.state_changed_us >= ?",
                 (ladder_id, game, since_us),
             )
             in_flight = self._in_flight(tx, ladder_id) if rows else Counter()
         active = [
-            Entrant(bot, mu - 3 * sigma, sigma, scheduled + in_flight[bot])
-            for bot, state, mu, sigma, scheduled in rows
+            Entrant(bot, mu - 3 * sigma, sigma, scheduled + in_flight[bot], owner, address)
+            for bot, state, mu, sigma, scheduled, owner, address in rows
             if state == "active" and mu is not None
         ]
         gone = [bot for bot, state, *_ in rows if state != "active"]

@@ -187,6 +187,19 @@ def _v6(dialect: str) -> list[str]:
 
 
 def _v7(dialect: str) -> list[str]:
+    """Each bot keeps the address its endpoint resolved to when it was registered or last
+    changed (``1.2.3.4:50051``), so registration refuses an address another owner's bot uses
+    and matchmaking never seats two bots at one address together. Bots registered before get
+    their endpoint's text, lower-cased, until their next UpdateBot."""
+    del dialect
+    return [
+        "ALTER TABLE bots ADD COLUMN address_key TEXT NOT NULL DEFAULT ''",
+        "UPDATE bots SET address_key = lower(endpoint)",
+        "CREATE INDEX bots_by_address ON bots (address_key)",
+    ]
+
+
+def _v8(dialect: str) -> list[str]:
     """A limit on the matches one bot plays at once, and health probes of pulled bots with
     back-off (issue 17).
 
@@ -202,5 +215,5 @@ def _v7(dialect: str) -> list[str]:
     ]
 
 
-MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7]
+MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

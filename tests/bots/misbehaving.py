@@ -27,6 +27,7 @@ import sys
 import grpc
 import grpc.aio
 
+from botkit.server import SERVER_OPTIONS, add_port
 from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
 from cardarena.game.v1 import cards_pb2, game_pb2, oh_hell_pb2
 from referee.codec.wire import length_delimited, varint
@@ -111,11 +112,11 @@ def _illegal(request: bot_service_pb2.ChooseActionRequest) -> game_pb2.Action:
 
 
 async def serve(mode: str, after: int, times: int, sleep_ms: int, listen: str) -> None:
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=SERVER_OPTIONS)
     bot_service_pb2_grpc.add_BotServiceServicer_to_server(
         Misbehaving(mode, after, times, sleep_ms), server
     )
-    port = server.add_insecure_port(listen)
+    port = add_port(server, listen)
     await server.start()
     print(f"LISTENING {listen.rsplit(':', 1)[0]}:{port}", flush=True)
     stop = asyncio.Event()
