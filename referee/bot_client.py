@@ -10,8 +10,10 @@ An endpoint written ``tls://host:port`` gets a TLS channel with the pool's crede
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,6 +170,8 @@ class BotEndpoint:
             response_deserializer=None,
             _registered_method=True,  # as the generated stub: a call handle made once
         )
+        self.info: bot_service_pb2.GetInfoResponse | None = None
+        """The bot's last good answer to GetInfo (None: none yet)."""
 
     async def call(self, make_call: Callable[[], Awaitable[Any]]) -> CallResult:
         """Run one RPC and time it; failures come back as a ``Fault``, never as an exception."""
@@ -197,8 +201,11 @@ class BotEndpoint:
             return CallResult(None, malformed(error), result.elapsed_us)
 
     async def get_info(self, timeout_s: float) -> CallResult:
-        """The bot's name and version (its health check)."""
-        return await self._parsed_call(self._get_info, b"", timeout_s, read_info)
+        """The bot's name and version (its health check); a good answer is kept in ``info``."""
+        result = await self._parsed_call(self._get_info, b"", timeout_s, read_info)
+        if result.fault is None:
+            self.info = result.response
+        return result
 
     async def start_match(
         self, request: bot_service_pb2.StartMatchRequest, timeout_s: float
@@ -234,9 +241,18 @@ class BotEndpoint:
             _read_empty(bot_service_pb2.EndMatchResponse),
         )
 
+    @property
+    def calls_in_flight(self) -> int:
+        """Calls to this endpoint in flight (or waiting their turn) now."""
+        return int(self._limiter.borrowed_tokens + self._limiter.statistics().tasks_waiting)
+
+    def close_channel(self) -> Coroutine[Any, Any, None]:
+        """Close the channel: an asyncio awaitable, for the host loop."""
+        return self._channel.close()
+
     async def close(self) -> None:
         """Close the channel (cancels calls still in flight)."""
-        await await_aio(lambda: self._channel.close())
+        await await_aio(self.close_channel)
 
 
 @dataclass(frozen=True)
@@ -271,8 +287,24 @@ class RefusedEndpoint(BotEndpoint):
         """Nothing to close."""
 
 
+@dataclass
+class _Kept:
+    """An endpoint in the pool with what decides when its channel closes."""
+
+    endpoint: BotEndpoint
+    last_used: float
+    holders: int = 0
+    forgotten: bool = False
+
+
 class BotPool:
-    """Every endpoint the referee talks to, each with exactly one channel.
+    """Every endpoint the referee talks to, each with exactly one channel, closed again when it
+    is no longer needed.
+
+    A channel closes once nothing holds it (``holding``: a match being played) and no call is
+    in flight, and either it was ``forget``-ed (its bot retired, was rejected or moved) or it
+    has not been used for ``sweep``'s ``max_idle_s``. The next ``get`` opens a new one.
+    Closing is started at once on the host loop and awaited by ``close``.
 
     ``tls`` is what ``tls://`` endpoints are verified against and the client certificate the
     referee presents to them (None: gRPC's default roots, no client certificate).
@@ -282,25 +314,91 @@ class BotPool:
         self,
         max_concurrent_calls: int = MAX_CONCURRENT_CALLS_PER_ENDPOINT,
         tls: ClientTls | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._endpoints: dict[str, BotEndpoint] = {}
+        self._kept: dict[str, _Kept] = {}
         self._max_concurrent_calls = max_concurrent_calls
         self._tls = None if tls is None else tls.credentials()
+        self._clock = clock
+        self._closing: set[asyncio.Task[None]] = set()
 
     def get(self, target: str | Refused) -> BotEndpoint:
-        """The endpoint for ``target``, creating its channel on first use (a ``Refused`` seat
-        gets one that never connects)."""
+        """The endpoint for ``target``, opening its channel on first use (or after it closed);
+        a ``Refused`` seat gets one that never connects."""
         if isinstance(target, Refused):
             return RefusedEndpoint(target)
-        endpoint = self._endpoints.get(target)
-        if endpoint is None:
-            endpoint = self._endpoints[target] = BotEndpoint(
-                target, self._max_concurrent_calls, self._tls
-            )
-        return endpoint
+        kept = self._kept.get(target)
+        if kept is None:
+            endpoint = BotEndpoint(target, self._max_concurrent_calls, self._tls)
+            kept = self._kept[target] = _Kept(endpoint, self._clock())
+        kept.last_used, kept.forgotten = self._clock(), False
+        return kept.endpoint
+
+    @contextlib.contextmanager
+    def holding(self, targets: Iterable[str | Refused]) -> Iterator[list[BotEndpoint]]:
+        """The endpoints of ``targets``, kept open until the block ends (however long it is
+        since their last call): what a match holds while it is played."""
+        endpoints = [self.get(target) for target in targets]
+        held = [self._kept[e.target] for e in endpoints if not isinstance(e, RefusedEndpoint)]
+        for kept in held:
+            kept.holders += 1
+        try:
+            yield endpoints
+        finally:
+            now = self._clock()
+            for kept in held:
+                kept.holders -= 1
+                kept.last_used = now
+
+    def forget(self, target: str) -> None:
+        """No bot needs ``target`` any more: close its channel now, or once the matches
+        holding it end (at the next ``sweep``). A later ``get`` opens it again."""
+        kept = self._kept.get(target)
+        if kept is not None:
+            kept.forgotten = True
+            self._close_if_unused(target, kept)
+
+    def keep_only(self, targets: Iterable[str]) -> None:
+        """Forget every endpoint not in ``targets`` (the endpoints some bot still needs)."""
+        wanted = set(targets)
+        for target in [t for t in self._kept if t not in wanted]:
+            self.forget(target)
+
+    def sweep(self, max_idle_s: float) -> int:
+        """Close the channels forgotten or idle for ``max_idle_s`` that nothing uses now;
+        returns how many closed."""
+        now = self._clock()
+        closed = 0
+        for target, kept in list(self._kept.items()):
+            if kept.forgotten or now - kept.last_used >= max_idle_s:
+                closed += self._close_if_unused(target, kept)
+        return closed
+
+    def last_info(self, target: str) -> bot_service_pb2.GetInfoResponse | None:
+        """``target``'s last good GetInfo answer while its channel is open (not a use)."""
+        kept = self._kept.get(target)
+        return None if kept is None else kept.endpoint.info
+
+    def targets(self) -> list[str]:
+        """Every endpoint with an open channel."""
+        return list(self._kept)
+
+    def _close_if_unused(self, target: str, kept: _Kept) -> bool:
+        if kept.holders or kept.endpoint.calls_in_flight:
+            return False
+        del self._kept[target]
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(
+            kept.endpoint.close_channel()
+        )
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+        return True
 
     async def close(self) -> None:
-        """Close every channel."""
-        endpoints, self._endpoints = list(self._endpoints.values()), {}
-        for endpoint in endpoints:
-            await endpoint.close()
+        """Close every channel (and wait for those already closing)."""
+        kept, self._kept = list(self._kept.values()), {}
+        for entry in kept:
+            await entry.endpoint.close()
+        if self._closing:
+            pending = list(self._closing)
+            await await_aio(lambda: asyncio.gather(*pending))

@@ -113,15 +113,16 @@ async def play_unannounced(
     move boundary and its record (status ABORTED, moves so far) returned.
     """
     game_metrics = metrics.for_game(spec.game.type.name) if metrics is not None else None
-    if game_metrics is None:
-        return await _play_match(spec, pool, on_move, None, stop)
-    game_metrics.started.inc()
-    game_metrics.in_flight.inc()
-    started = time.perf_counter()
-    try:
-        played = await _play_match(spec, pool, on_move, game_metrics, stop)
-    finally:
-        game_metrics.in_flight.dec()
+    with pool.holding(spec.endpoints):  # no channel of the match closes while it plays
+        if game_metrics is None:
+            return await _play_match(spec, pool, on_move, None, stop)
+        game_metrics.started.inc()
+        game_metrics.in_flight.inc()
+        started = time.perf_counter()
+        try:
+            played = await _play_match(spec, pool, on_move, game_metrics, stop)
+        finally:
+            game_metrics.in_flight.dec()
     game_metrics.duration.observe(time.perf_counter() - started)
     game_metrics.finished[_OUTCOME_NAMES[played.record.status]].inc()
     if played.record.status == record_pb2.MATCH_STATUS_FORFEITED:
@@ -135,13 +136,13 @@ async def announce_end(pool: BotPool, played: PlayedMatch) -> None:
     A bot that does not answer within ``NOTIFY_TIMEOUT_S`` is not asked again."""
     if not played.end_requests:
         return  # never told the match started
-    bots = [pool.get(target) for target in played.endpoints]
-    await _gather(
-        [
-            partial(bot.end_match, request, NOTIFY_TIMEOUT_S)
-            for bot, request in zip(bots, played.end_requests, strict=True)
-        ]
-    )
+    with pool.holding(played.endpoints) as bots:  # announced after the commit: still held
+        await _gather(
+            [
+                partial(bot.end_match, request, NOTIFY_TIMEOUT_S)
+                for bot, request in zip(bots, played.end_requests, strict=True)
+            ]
+        )
 
 
 _OUTCOME_NAMES = {

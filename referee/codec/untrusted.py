@@ -29,7 +29,7 @@ def bounded(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
     start and its end, which in gRPC's own words names the cause ("… last error: …
     CERTIFICATE_VERIFY_FAILED: …"), joined by an ellipsis."""
     if len(text) > limit:
-        head = limit // 2
+        head = limit // 4
         text = text[:head] + "…" + text[len(text) - (limit - head - 1) :]
     if not text.isprintable():
         text = "".join(char if char.isprintable() else "\ufffd" for char in text)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 
@@ -32,6 +31,7 @@ import grpc.aio
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import cards_pb2, game_pb2, king_pb2, mau_mau_pb2, oh_hell_pb2
 from referee.codec.wire import length_delimited, varint
+from tests.bots.serving import serve_until_terminated
 
 Context = grpc.aio.ServicerContext[bytes, bytes]
 SERVICE = "cardarena.bot.v1.BotService"
@@ -143,27 +143,16 @@ def raw_handler(handler: Handler) -> grpc.RpcMethodHandler[bytes, bytes]:
 
 async def serve(seed: int, info_valid: float, listen: str) -> None:
     fuzzer = Fuzzer(seed, info_valid)
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers(
-        [
-            grpc.method_handlers_generic_handler(
-                SERVICE,
-                {
-                    "GetInfo": raw_handler(fuzzer.get_info),
-                    "StartMatch": raw_handler(fuzzer.notified),
-                    "ChooseAction": raw_handler(fuzzer.choose_action),
-                    "EndMatch": raw_handler(fuzzer.notified),
-                },
-            )
-        ]
+    handlers = grpc.method_handlers_generic_handler(
+        SERVICE,
+        {
+            "GetInfo": raw_handler(fuzzer.get_info),
+            "StartMatch": raw_handler(fuzzer.notified),
+            "ChooseAction": raw_handler(fuzzer.choose_action),
+            "EndMatch": raw_handler(fuzzer.notified),
+        },
     )
-    port = server.add_insecure_port(listen)
-    await server.start()
-    print(f"LISTENING {listen.rsplit(':', 1)[0]}:{port}", flush=True)
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    await stop.wait()
-    await server.stop(grace=0.5)
+    await serve_until_terminated(handlers, listen)
 
 
 def main() -> None:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 
@@ -39,10 +38,10 @@ import grpc
 import grpc.aio
 from google.protobuf.message import Message
 
-from botkit.server import SERVER_OPTIONS, add_port
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import cards_pb2, game_pb2, king_pb2, oh_hell_pb2
 from referee.codec.wire import length_delimited, varint
+from tests.bots.serving import serve_until_terminated
 
 Context = grpc.aio.ServicerContext[object, object]
 Answer = bot_service_pb2.ChooseActionResponse | bytes
@@ -168,15 +167,8 @@ def bytes_handlers(bot: Misbehaving) -> grpc.GenericRpcHandler:
 
 
 async def serve(mode: str, after: int, times: int, sleep_ms: int, listen: str) -> None:
-    server = grpc.aio.server(options=SERVER_OPTIONS)
-    server.add_generic_rpc_handlers([bytes_handlers(Misbehaving(mode, after, times, sleep_ms))])
-    port = add_port(server, listen)
-    await server.start()
-    print(f"LISTENING {listen.rsplit(':', 1)[0]}:{port}", flush=True)
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    await stop.wait()
-    await server.stop(grace=0.5)
+    bot = Misbehaving(mode, after, times, sleep_ms)
+    await serve_until_terminated(bytes_handlers(bot), listen)
 
 
 def main() -> None:

@@ -374,6 +374,7 @@ class LadderConfig(_message.Message):
     MAX_FAULTS_FIELD_NUMBER: _builtins.int
     DUPLICATE_DEALS_FIELD_NUMBER: _builtins.int
     CONCURRENCY_FIELD_NUMBER: _builtins.int
+    MAX_MATCHES_PER_BOT_FIELD_NUMBER: _builtins.int
     ALLOW_SELF_PLAY_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """A unique name."""
@@ -387,6 +388,11 @@ class LadderConfig(_message.Message):
     """Replay each deal with the seats rotated among the same bots, rated as one set."""
     concurrency: _builtins.int
     """Matches of this ladder played at the same time."""
+    max_matches_per_bot: _builtins.int
+    """The most matches one bot plays at once when the match to start is of this ladder (its
+    matches in every ladder counted), whatever the bot announces in
+    GetInfoResponse.max_concurrent_matches (0: the arena's default, 4; at most 1000).
+    """
     allow_self_play: _builtins.bool
     """Let one owner's bots (or bots at one address) meet in a match: for an operator's own
     ladders. Off by default: every seat of a match belongs to a different owner and address.
@@ -405,11 +411,12 @@ class LadderConfig(_message.Message):
         max_faults: _builtins.int = ...,
         duplicate_deals: _builtins.bool = ...,
         concurrency: _builtins.int = ...,
+        max_matches_per_bot: _builtins.int = ...,
         allow_self_play: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_self_play", b"allow_self_play", "concurrency", b"concurrency", "duplicate_deals", b"duplicate_deals", "max_faults", b"max_faults", "move_time_ms", b"move_time_ms", "name", b"name", "settings", b"settings", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_self_play", b"allow_self_play", "concurrency", b"concurrency", "duplicate_deals", b"duplicate_deals", "max_faults", b"max_faults", "max_matches_per_bot", b"max_matches_per_bot", "move_time_ms", b"move_time_ms", "name", b"name", "settings", b"settings", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
