@@ -76,8 +76,15 @@ def test_owner_token_is_shown_once_and_guards_the_owners_bots(store: Store) -> N
     with pytest.raises(StoreError):
         store.set_bot_state(second.bot_id, "wrong", "paused")
     assert store.set_bot_state(second.bot_id, token, "paused").state == "paused"
+    resumed = store.set_bot_state(second.bot_id, token, "active")
+    assert resumed.state == "validating", "a pause does not skip validation"
+    store.set_state_by_arena(second.bot_id, "active", "passed validation", 0)
+    assert store.set_bot_state(second.bot_id, token, "paused").state == "paused"
     assert store.set_bot_state(second.bot_id, token, "active").state == "active"
     assert store.update_bot(second.bot_id, token, "", "2").state == "validating"
+    store.set_bot_state(second.bot_id, token, "paused")
+    resumed = store.set_bot_state(second.bot_id, token, "active")
+    assert resumed.state == "validating", "a new version is validated, paused or not"
     assert store.set_bot_state(second.bot_id, token, "retired").state == "retired"
     with pytest.raises(StoreError):
         store.set_bot_state(second.bot_id, token, "active")

@@ -82,7 +82,8 @@ def test_a_rotated_token_replaces_the_old_and_a_revoked_one_works_nowhere(store:
         refused("PERMISSION_DENIED", store.set_bot_state, bot_id, token, "active")
         refused("PERMISSION_DENIED", store.rotate_token, "ann", token)
     given = store.rotate_token("ann", None, admin=True)
-    assert store.set_bot_state(bot_id, given, "active").state == "active"
+    resumed = store.set_bot_state(bot_id, given, "active")
+    assert resumed.state == "validating", "it was paused before it passed validation"
     refused("NOT_FOUND", store.rotate_token, "nobody", None, True)
     refused("NOT_FOUND", store.revoke_token, "nobody")
 
@@ -156,3 +157,15 @@ def test_an_operator_hold_outlasts_a_ban(store: Store) -> None:
     assert store.unban_owner("ann") == 0
     error = refused("FAILED_PRECONDITION", store.set_bot_state, bot_id, token, "active")
     assert "its own reason" in str(error)
+
+
+def test_no_pause_lets_a_bot_skip_validation(store: Store) -> None:
+    """Paused by its owner or by a ban while in validation, a bot resumes to validation."""
+    token = register(store, "ann", None, "a0")
+    assert token is not None
+    bot_id = store.bots()[0].bot_id
+    store.ban_owner("ann", "a test")
+    store.unban_owner("ann")
+    assert store.set_bot_state(bot_id, token, "active").state == "validating"
+    store.set_state_by_arena(bot_id, "rejected", "failed validation", 0)
+    refused("FAILED_PRECONDITION", store.set_bot_state, bot_id, token, "paused")

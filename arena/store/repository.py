@@ -423,7 +423,8 @@ class Store:
             revalidate = moved or (bool(version) and version != bot.version)
             tx.execute(
                 "UPDATE bots SET endpoint = ?, version = ?, state = ?, state_detail = ?, "
-                "state_changed_us = ?, address_key = ? WHERE bot_id = ?",
+                "state_changed_us = ?, address_key = ?, validated = validated * ? "
+                "WHERE bot_id = ?",
                 (
                     endpoint or bot.endpoint,
                     version or bot.version,
@@ -431,6 +432,7 @@ class Store:
                     "" if revalidate else bot.state_detail,
                     now_us(),
                     address_key,
+                    0 if revalidate else 1,
                     bot_id,
                 ),
             )
@@ -438,15 +440,24 @@ class Store:
 
     @retry_transient
     def set_bot_state(self, bot_id: str, token: str | None, state: str) -> BotRow:
-        """Pause, resume (back to active) or retire a bot."""
+        """Pause, resume or retire a bot. A resumed bot goes back to active if it passed
+        validation for its endpoint and version, else to validation (a pause never skips it)."""
         with self.db.transaction() as tx:
             bot = self._authorize(tx, bot_id, token)
             if bot.state == "retired":
                 raise StoreError("FAILED_PRECONDITION", "a retired bot stays retired")
             if state == "active" and bot.state != "paused":
                 raise StoreError("FAILED_PRECONDITION", f"only a paused bot resumes ({bot.state})")
+            if state == "paused" and bot.state == "rejected":
+                raise StoreError(
+                    "FAILED_PRECONDITION",
+                    "a rejected bot is validated again by UpdateBot (a new version or endpoint)",
+                )
             if state not in ("paused", "active", "retired"):
                 raise StoreError("INVALID_ARGUMENT", "state must be PAUSED, ACTIVE or RETIRED")
+            if state == "active":
+                (validated,) = tx.one("SELECT validated FROM bots WHERE bot_id = ?", (bot_id,))
+                state = "active" if validated else "validating"
             tx.execute(
                 "UPDATE bots SET state = ?, state_detail = '', state_changed_us = ? "
                 "WHERE bot_id = ?",
@@ -459,13 +470,16 @@ class Store:
         self, bot_id: str, state: str, detail: str, failures: int, next_probe_us: int = 0
     ) -> None:
         """The arena's own state changes (validation, health sweep); never of a bot the
-        operator holds (a sweep that read the bot before the operator paused it).
-        ``next_probe_us``: when a pulled bot is to be probed again (0: at the next sweep)."""
+        operator holds (a sweep that read the bot before the operator paused it). A bot the
+        arena makes active has passed validation. ``next_probe_us``: when a pulled bot is to be
+        probed again (0: at the next sweep)."""
         with self.db.transaction() as tx:
             tx.execute(
                 "UPDATE bots SET state = ?, state_detail = ?, health_failures = ?, "
-                "state_changed_us = ?, next_probe_us = ? WHERE bot_id = ? AND hold = ''",
-                (state, detail, failures, now_us(), next_probe_us, bot_id),
+                "state_changed_us = ?, next_probe_us = ?, "
+                "validated = CASE WHEN ? = 'active' THEN 1 ELSE validated END "
+                "WHERE bot_id = ? AND hold = ''",
+                (state, detail, failures, now_us(), next_probe_us, state, bot_id),
             )
 
     def probe_schedule(self) -> dict[str, int]:
@@ -1337,7 +1351,7 @@ class Store:
             if pending == 0:
                 tx.execute(
                     "UPDATE bots SET state = 'active', state_detail = 'passed validation', "
-                    "state_changed_us = ? WHERE bot_id = ?",
+                    "validated = 1, state_changed_us = ? WHERE bot_id = ?",
                     (now_us(), bot_id),
                 )
 

@@ -242,5 +242,19 @@ def _v10(dialect: str) -> list[str]:
     ]
 
 
-MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10]
+def _v11(dialect: str) -> list[str]:
+    """Whether a bot passed validation for its current endpoint and version, so a paused bot
+    resumes to where validation left it (active, or validating again) instead of always to
+    active: pausing a bot in validation, or one its owner's ban paused, must not skip it. Bots
+    that stood active, pulled or paused before count as validated."""
+    del dialect
+    return [
+        "ALTER TABLE bots ADD COLUMN validated INTEGER NOT NULL DEFAULT 0",
+        "UPDATE bots SET validated = 1 WHERE state IN ('active', 'unhealthy', 'paused')",
+    ]
+
+
+MIGRATIONS: list[Callable[[str], list[str]]] = [
+    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11)
+]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""
