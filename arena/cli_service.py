@@ -360,6 +360,7 @@ def cmd_create_ladder(args: argparse.Namespace) -> int:
         max_faults=args.max_faults,
         duplicate_deals=args.duplicate,
         concurrency=args.concurrency,
+        max_matches_per_bot=args.max_matches_per_bot,
         allow_self_play=args.allow_self_play,
     )
     try:
@@ -644,6 +645,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     create.add_argument("--max-faults", type=int, default=5)
     create.add_argument("--duplicate", action="store_true", help="duplicate deals")
     create.add_argument("--concurrency", type=int, default=4, help="matches at once")
+    create.add_argument(
+        "--max-matches-per-bot",
+        type=_count,
+        default=0,
+        help="most matches one bot plays at once, whatever it announces (0: the default, 4)",
+    )
     create.add_argument(
         "--allow-self-play",
         action="store_true",

@@ -33,10 +33,12 @@ from arena.store.repository import (
     now_us,
 )
 from cardarena.arena.v1 import arena_service_pb2
+from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import record_pb2
 from referee.aio_bridge import await_aio
-from referee.bot_client import BotPool, Refused
+from referee.bot_client import BotPool, CallResult, Refused
 from referee.codec.common import options_from_wire
+from referee.codec.watch import public_move_event
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, Match, MoveLog, TimeControl
 from referee.metrics import Metrics
@@ -73,6 +75,7 @@ class ArenaConfig:
     """How often each ladder's pool is rebuilt from every entrant (a safety net: a change whose
     commit came more than ``CHANGE_GRACE_US`` after its stamp, a clock step)."""
     health_interval_s: float = 30.0
+    """How often active bots are probed (GetInfo)."""
     health_failures_to_pull: int = 3
     max_match_failures: int = MAX_FAILURES
     """Failed attempts in a row at a match, for a reason that is not a bot's fault (setting it
@@ -81,6 +84,12 @@ class ArenaConfig:
     housekeeping_interval_s: float = 5.0
     """How often this process requeues the matches whose lease ran out (their worker died)
     and reads how many matches are parked, for the metrics."""
+    health_backoff_max_s: float = 3600.0
+    """A pulled bot is probed again after twice the wait before its last failed probe (the
+    first after two intervals), at most this long."""
+    channel_idle_s: float = 300.0
+    """A channel to a bot that no match holds and nothing used for this long is closed (at a
+    health sweep); channels to bots no longer validating, active or pulled close at once."""
     validation_matches: int = 2
     validation_time_control: TimeControl = field(
         default_factory=lambda: TimeControl(move_time_ms=2000, time_bank_ms=10_000)
@@ -176,6 +185,10 @@ class Arena:
         """How many validation matches this process plays at once, at most."""
         self.validating = 0
         """Validation matches claimed or being claimed here right now."""
+        self._announced: dict[str, int] = {}
+        self._targets: dict[str, str] = {}
+        """Each bot endpoint's channel target, as ``connect_target`` last resolved it."""
+        """What each bot last announced as its limit of matches at once, as last stored."""
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a store operation on the database's own thread(s), timing it."""
@@ -319,10 +332,11 @@ class Arena:
                     self.validating -= 1
 
     async def _play_or_fail(self, claim: Claim) -> None:
-        """Play a claimed match; a failure that is not a bot's fault gives it back (or parks
-        it) and must not take the arena down."""
+        """Play a claimed match (and remember the limits its bots announced); a failure that
+        is not a bot's fault gives it back (or parks it) and must not take the arena down."""
         try:
             await self.play_claim(claim)
+            await self._remember_limits(self._announced_in(claim))
         except Exception as error:
             kind, cause = _failure_of(error)
             log.exception("match %s failed (%s)", claim.match_id, kind)
@@ -402,10 +416,19 @@ class Arena:
         again, now (its name may resolve elsewhere than at registration), as an IP target; or
         ``Refused``, which the referee turns into an UNREACHABLE fault without connecting."""
         try:
-            return (await await_aio(lambda: self.guard.check(endpoint))).target
+            target = (await await_aio(lambda: self.guard.check(endpoint))).target
         except EndpointRefused as refused:
             log.info("not connecting to a bot endpoint: %s", refused.detail)
             return Refused(REFUSED_DETAIL)
+        self._targets[endpoint] = target
+        return target
+
+    def forget_endpoint(self, endpoint: str) -> None:
+        """A bot endpoint no bot uses any more (its bot retired): close its channel now, or as
+        soon as no match holds it."""
+        target = self._targets.pop(endpoint, None)
+        if target is not None:
+            self.pool.forget(target)
 
     async def _play_while_held(
         self, claim: Claim, spec: MatchSpec, live: LiveMatch
@@ -472,17 +495,11 @@ class Arena:
         )
 
     def _on_move(self, live: LiveMatch, match: Match, move: MoveLog) -> None:
-        live.publish(
-            arena_service_pb2.WatchMatchResponse(
-                move=arena_service_pb2.MoveEvent(
-                    index=move.index,
-                    seat=move.seat,
-                    description=match.state.describe_public_action(move.action),
-                    defaulted=move.fault is not None,
-                    scores=match.state.scores_so_far(),
-                )
-            )
-        )
+        # Public moves only, numbered among themselves: ``live.events`` holds only move events
+        # until the match is over (the finished record comes last).
+        event = public_move_event(match, move, len(live.events))
+        if event is not None:
+            live.publish(arena_service_pb2.WatchMatchResponse(move=event))
 
     async def _renew_lease(
         self, match_id: str, lost: trio.Event, playing: trio.CancelScope
@@ -512,6 +529,25 @@ class Arena:
         ):
             self.metrics.rating_updates.labels(game).inc()
 
+    # -- what bots announce -------------------------------------------------------------------
+
+    def _announced_in(self, claim: Claim) -> dict[str, int]:
+        """The limits of matches at once that a claim's bots announced at its start (GetInfo)."""
+        announced = {}
+        for bot_id, endpoint in zip(claim.seats, claim.endpoints, strict=True):
+            target = self._targets.get(endpoint)
+            info = self.pool.last_info(target) if target and bot_id != HOUSE_RANDOM else None
+            if info is not None:
+                announced[bot_id] = info.max_concurrent_matches
+        return announced
+
+    async def _remember_limits(self, announced: dict[str, int]) -> None:
+        """Store announced limits that differ from what this process last stored."""
+        changed = {b: n for b, n in announced.items() if self._announced.get(b) != n}
+        if changed:
+            await self.db(self.store.set_announced_limits, changed)
+            self._announced.update(changed)
+
     # -- health ---------------------------------------------------------------------------------
 
     async def _sweep_forever(self) -> None:
@@ -519,29 +555,63 @@ class Arena:
             await trio.sleep(self.config.health_interval_s)
             await self.sweep_once()
 
-    async def sweep_once(self) -> None:
-        """Probe every active or pulled bot once; pull or restore by consecutive failures."""
-        bots = await self.db(self.store.bots, ("active", "unhealthy"))
-        results: dict[str, bool] = {}
+    def probe_delay_s(self, failures: int) -> float:
+        """How long after a failed probe a bot with ``failures`` failures in a row is probed
+        again: the sweep interval while it is active, then doubling from two intervals at the
+        pull, up to ``health_backoff_max_s``."""
+        config = self.config
+        beyond = failures - config.health_failures_to_pull
+        if beyond < 0:
+            return config.health_interval_s
+        return float(min(config.health_backoff_max_s, config.health_interval_s * 2 ** (beyond + 1)))
+
+    async def sweep_once(self, now: int | None = None) -> None:
+        """Probe every active bot, and every pulled bot whose back-off has run out (``now``,
+        µs: the store's clock unless given); pull or restore by consecutive failures; store the
+        limits the bots announce; close the channels no bot needs any more."""
+        now = now_us() if now is None else now
+        bots = await self.db(self.store.bots, ("active", "unhealthy", "validating"))
+        due_at = await self.db(self.store.probe_schedule)
+        slack = int(self.config.health_interval_s * 1e6) // 2  # a sweep comes late, not early
+        probed = [
+            bot
+            for bot in bots
+            if bot.state == "active"
+            or (bot.state == "unhealthy" and due_at.get(bot.bot_id, 0) - now <= slack)
+        ]
+        results: dict[str, CallResult] = {}
 
         async def probe(bot_id: str, endpoint: str) -> None:
-            result = await self.pool.get(await self.connect_target(endpoint)).get_info(5.0)
-            results[bot_id] = result.fault is None
+            target = await self.connect_target(endpoint)
+            with self.pool.holding([target]) as (bot,):
+                results[bot_id] = await bot.get_info(5.0)
 
         async with trio.open_nursery() as nursery:
-            for bot in bots:
+            for bot in probed:
                 nursery.start_soon(probe, bot.bot_id, bot.endpoint)
-        pulled = 0
-        for bot in bots:
-            ok = results[bot.bot_id]
+        pulled = sum(bot.state == "unhealthy" for bot in bots)
+        announced = {}
+        for bot in probed:
+            result = results[bot.bot_id]
+            ok = result.fault is None
             self.metrics.health_probes.labels("ok" if ok else "failed").inc()
+            if ok and isinstance(result.response, bot_service_pb2.GetInfoResponse):
+                announced[bot.bot_id] = result.response.max_concurrent_matches
             failures = 0 if ok else bot.health_failures + 1
             state, detail = bot.state, bot.state_detail
             if ok and bot.state == "unhealthy":
                 state, detail = "active", "answering again"
             elif failures >= self.config.health_failures_to_pull:
                 state, detail = "unhealthy", f"no answer to {failures} health probes in a row"
+            next_probe = now + int(self.probe_delay_s(failures) * 1e6) if failures else 0
             if (state, failures) != (bot.state, bot.health_failures):
-                await self.db(self.store.set_state_by_arena, bot.bot_id, state, detail, failures)
-            pulled += state == "unhealthy"
+                await self.db(
+                    self.store.set_state_by_arena, bot.bot_id, state, detail, failures, next_probe
+                )
+            pulled += (state == "unhealthy") - (bot.state == "unhealthy")
         self.metrics.bots_pulled.set(pulled)
+        await self._remember_limits(announced)
+        live = {bot.endpoint for bot in bots}
+        self._targets = {e: target for e, target in self._targets.items() if e in live}
+        self.pool.keep_only([self.house_endpoint, *self._targets.values()])
+        self.pool.sweep(self.config.channel_idle_s)

@@ -24,6 +24,7 @@ from arena.public import STRANGER, Viewer, profile_view, record_view, standings_
 from arena.store.calls import call_store
 from arena.store.repository import (
     DETAIL_LIMIT,
+    MAX_MATCHES_PER_BOT_LIMIT,
     OwnerLimits,
     Store,
     StoreError,
@@ -52,8 +53,10 @@ LADDER_BOUNDS = {
     "time_bank_ms": (0, 3_600_000),
     "max_faults": (0, 1_000),
     "concurrency": (1, 10_000),
+    "max_matches_per_bot": (0, MAX_MATCHES_PER_BOT_LIMIT),
 }
-"""Each numeric LadderConfig field's accepted range (inclusive)."""
+"""Each numeric LadderConfig field's accepted range (inclusive); ``max_matches_per_bot`` 0 is
+the default (``DEFAULT_MAX_MATCHES_PER_BOT``)."""
 
 
 async def _abort(context: Context, code: grpc.StatusCode, detail: str) -> NoReturn:
@@ -231,6 +234,8 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         bot = await self._call(
             context, self.store.set_bot_state, request.bot_id, _token(context), state
         )
+        if state == "retired":  # its channel closes now (once no match holds it)
+            self.arena.forget_endpoint(bot.endpoint)
         return pb.SetBotStateResponse(bot=bot.to_proto())
 
     async def CreateLadder(

@@ -120,6 +120,9 @@ class Bot:
     name: str = "bot"
     version: str = "0"
     games: tuple[str, ...] = ()
+    max_concurrent_matches: int = 0
+    """The most matches the bot wants to play at once (announced in GetInfo; 0: no
+    preference, the arena's cap applies)."""
     on_start: Callable[[bot_service_pb2.StartMatchRequest], None] | None = None
     on_end: Callable[[bot_service_pb2.EndMatchRequest], None] | None = None
     errors: int = field(default=0, init=False)
@@ -133,7 +136,10 @@ class _Servicer(bot_service_pb2_grpc.BotServiceServicer):
         self, request: bot_service_pb2.GetInfoRequest, context: Context
     ) -> bot_service_pb2.GetInfoResponse:
         return bot_service_pb2.GetInfoResponse(
-            name=self.bot.name, version=self.bot.version, games=self.bot.games
+            name=self.bot.name,
+            version=self.bot.version,
+            games=self.bot.games,
+            max_concurrent_matches=self.bot.max_concurrent_matches,
         )
 
     async def StartMatch(
@@ -219,6 +225,7 @@ def serve(
     tls_cert: str | Path | None = None,
     tls_key: str | Path | None = None,
     client_ca: str | Path | None = None,
+    max_concurrent_matches: int | None = None,
 ) -> None:
     """Serve a bot (or a bare move function) until SIGTERM or Ctrl-C.
 
@@ -226,8 +233,14 @@ def serve(
     ``tls_cert`` and ``tls_key`` (PEM files) it serves TLS (register it as ``tls://host:port``);
     ``client_ca`` also requires the caller's certificate, signed by that CA (mutual TLS; see
     ``caller_identities``). A port in use or a bad TLS file ends it with a one-line error.
+    ``max_concurrent_matches``: the most matches to be given at once (0: no preference; None:
+    the ``Bot``'s own, else 0).
     """
     bot = choose if isinstance(choose, Bot) else Bot(choose=choose, name=name, version=version)
+    if max_concurrent_matches is not None:
+        if max_concurrent_matches < 0:
+            raise SystemExit("error: max_concurrent_matches must be 0 (no preference) or more")
+        bot.max_concurrent_matches = max_concurrent_matches
     tls = None
     if tls_cert is not None or tls_key is not None:
         if tls_cert is None or tls_key is None:

@@ -2,24 +2,30 @@
 
 Channels are ``grpc.aio`` objects living on the host loop of ``aio_bridge``; every call goes
 through ``aio_bridge.await_aio`` so a cancelled trio scope cancels the RPC. A bot's answer is
-capped at ``MAX_RESPONSE_BYTES``; keepalive stays within what a default gRPC server accepts.
+capped at ``MAX_RESPONSE_BYTES`` and parsed strictly (``referee.codec.untrusted``); every gRPC
+status becomes a fault whose detail is bounded; a connection that cannot be made fails within
+``CONNECT_TIMEOUT_MS``; keepalive stays within what a default gRPC server accepts.
 An endpoint written ``tls://host:port`` gets a TLS channel with the pool's credentials.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 import grpc.aio
 import trio
+from google.protobuf.message import Message
 
 from botkit.tls import ClientTls
-from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
+from cardarena.bot.v1 import bot_service_pb2
 from referee.aio_bridge import await_aio
+from referee.codec.untrusted import MalformedResponseError, bounded, parse_strictly
 from referee.match import Fault, FaultKind
 
 MAX_RESPONSE_BYTES = 64 * 1024
@@ -27,6 +33,12 @@ MAX_RESPONSE_BYTES = 64 * 1024
 
 MAX_CONCURRENT_CALLS_PER_ENDPOINT = 256
 """Calls in flight to one bot endpoint at once; more wait their turn (their clock not started)."""
+
+CONNECT_TIMEOUT_MS = 2_000
+"""Longest a connection attempt may take, TCP and HTTP/2 handshake both (gRPC's default: 20 s)."""
+
+MAX_INFO_CHARS = 128
+"""Longest name or version a bot may state in GetInfo (it is kept in every match record)."""
 
 CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.max_receive_message_length", MAX_RESPONSE_BYTES),
@@ -36,10 +48,17 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.keepalive_permit_without_calls", 0),
     # One subchannel per channel, so each bot endpoint gets its own connection.
     ("grpc.use_local_subchannel_pool", 1),
+    # No transparent retries: a server that answers each connection with SETTINGS then GOAWAY
+    # had every call retried on a new connection at once, in a loop that kept a referee core
+    # busy until the deadline (benchmarks/transport_pathology.py). The call fails instead.
+    ("grpc.enable_retries", 0),
+    # gRPC core takes this as the connect timeout too: a server that accepts and never sends
+    # its SETTINGS fails the call (UNREACHABLE) after this long, not at the call's deadline.
+    ("grpc.min_reconnect_backoff_ms", CONNECT_TIMEOUT_MS),
 )
 
 
-CHOOSE_ACTION_METHOD = "/cardarena.bot.v1.BotService/ChooseAction"
+SERVICE = "/cardarena.bot.v1.BotService/"
 
 TLS_SCHEME = "tls://"
 """An endpoint written ``tls://host:port`` is dialled with TLS, its host name verified."""
@@ -67,44 +86,92 @@ def _since_us(started_ns: int) -> int:
 
 @dataclass(frozen=True)
 class CallResult:
-    """What came back from one call: a response or a fault, and how long it took."""
+    """What came back from one call: a response or a fault, and how long it took.
+
+    ``response`` is the parsed message, except for ``choose_action``: the answer's bytes as the
+    bot sent them (None when the stream carried no whole message), which the game's codec
+    decodes (``GameCodec.decode_answer``).
+    """
 
     response: Any
     fault: Fault | None
     elapsed_us: int
 
 
-def classify(error: grpc.aio.AioRpcError) -> Fault:
-    """The fault a gRPC error stands for."""
-    code, details = error.code(), error.details() or ""
+_OVER_LIMITS = ("larger than max", "metadata size exceeds")
+"""What gRPC says when an answer's message or its headers are over the client's limits."""
+
+
+def classify(error: grpc.aio.AioRpcError, connected: bool = True) -> Fault:
+    """The fault a gRPC error stands for; ``connected``: the channel was READY at the end.
+
+    A deadline that passed while the channel was still connecting is the bot's address not
+    answering (UNREACHABLE), not a bot too slow to move.
+    """
+    code, details = error.code(), bounded(error.details() or "") or "(no details)"
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        if not connected:
+            return Fault(FaultKind.UNREACHABLE, "no connection before the deadline")
         return Fault(FaultKind.TIMEOUT, "no answer before the deadline")
     if code == grpc.StatusCode.UNAVAILABLE:
         return Fault(FaultKind.UNREACHABLE, details)
-    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in details:
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and any(s in details for s in _OVER_LIMITS):
         return Fault(FaultKind.RESPONSE_TOO_LARGE, details)
-    return Fault(FaultKind.TRANSPORT_ERROR, f"{code.name}: {details}")
+    name = code.name if isinstance(code, grpc.StatusCode) else f"status {code}"
+    return Fault(FaultKind.TRANSPORT_ERROR, bounded(f"{name}: {details}"))
+
+
+def malformed(error: MalformedResponseError) -> Fault:
+    """The fault for bytes that are not the answer asked for."""
+    return Fault(FaultKind.MALFORMED_RESPONSE, bounded(str(error)))
+
+
+def read_info(raw: object) -> bot_service_pb2.GetInfoResponse:
+    """A GetInfo answer, strictly parsed, its name and version short enough to record."""
+    info = parse_strictly(raw, bot_service_pb2.GetInfoResponse)
+    for name, value in (("name", info.name), ("version", info.version)):
+        if len(value) > MAX_INFO_CHARS or not value.isprintable():
+            raise MalformedResponseError(
+                f"the {name} must be at most {MAX_INFO_CHARS} printable characters"
+            )
+    return info
+
+
+def _read_empty(message_type: type[Message]) -> Callable[[object], Message]:
+    return lambda raw: parse_strictly(raw, message_type)
+
+
+Method = grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]
 
 
 class BotEndpoint:
-    """One bot address: a reused channel, a stub and a limit on concurrent calls."""
+    """One bot address: a reused channel, a limit on concurrent calls, every call in bytes.
+
+    Calls send and receive bytes (no serializer in grpc.aio: its deserializer hands back None
+    for bytes it cannot parse, and logs a traceback each time), so every answer is checked here
+    and what is not the message asked for becomes a ``MALFORMED_RESPONSE`` fault.
+    """
 
     def __init__(
         self, target: str, max_concurrent_calls: int, tls: grpc.ChannelCredentials | None = None
     ) -> None:
         self.target = target
         self._channel = open_channel(target, tls)
-        self.stub = bot_service_pb2_grpc.BotServiceStub(self._channel)
-        # ChooseAction again, taking a request already serialized (``RequestEncoder``).
-        self._choose_action_bytes: grpc.aio.UnaryUnaryMultiCallable[
-            bytes, bot_service_pb2.ChooseActionResponse
-        ] = self._channel.unary_unary(  # type: ignore[call-arg]  # the stubs lack the flag
-            CHOOSE_ACTION_METHOD,
+        self._get_info = self._method("GetInfo")
+        self._start_match = self._method("StartMatch")
+        self._choose_action = self._method("ChooseAction")
+        self._end_match = self._method("EndMatch")
+        self._limiter = trio.CapacityLimiter(max_concurrent_calls)
+
+    def _method(self, name: str) -> Method:
+        return self._channel.unary_unary(  # type: ignore[call-arg]  # the stubs lack the flag
+            SERVICE + name,
             request_serializer=None,
-            response_deserializer=bot_service_pb2.ChooseActionResponse.FromString,
+            response_deserializer=None,
             _registered_method=True,  # as the generated stub: a call handle made once
         )
-        self._limiter = trio.CapacityLimiter(max_concurrent_calls)
+        self.info: bot_service_pb2.GetInfoResponse | None = None
+        """The bot's last good answer to GetInfo (None: none yet)."""
 
     async def call(self, make_call: Callable[[], Awaitable[Any]]) -> CallResult:
         """Run one RPC and time it; failures come back as a ``Fault``, never as an exception."""
@@ -113,38 +180,79 @@ class BotEndpoint:
             try:
                 response = await await_aio(make_call)
             except grpc.aio.AioRpcError as error:
-                return CallResult(None, classify(error), _since_us(started))
+                return CallResult(None, self._fault(error), _since_us(started))
             return CallResult(response, None, _since_us(started))
 
+    def _fault(self, error: grpc.aio.AioRpcError) -> Fault:
+        connected = True
+        if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            connected = self._channel.get_state() == grpc.ChannelConnectivity.READY
+        return classify(error, connected)
+
+    async def _parsed_call(
+        self, method: Method, request: bytes, timeout_s: float, read: Callable[[object], Any]
+    ) -> CallResult:
+        result = await self.call(lambda: method(request, timeout=timeout_s))
+        if result.fault is not None:
+            return result
+        try:
+            return CallResult(read(result.response), None, result.elapsed_us)
+        except MalformedResponseError as error:
+            return CallResult(None, malformed(error), result.elapsed_us)
+
     async def get_info(self, timeout_s: float) -> CallResult:
-        """The bot's name and version (its health check)."""
-        request = bot_service_pb2.GetInfoRequest()
-        return await self.call(lambda: self.stub.GetInfo(request, timeout=timeout_s))
+        """The bot's name and version (its health check); a good answer is kept in ``info``."""
+        result = await self._parsed_call(self._get_info, b"", timeout_s, read_info)
+        if result.fault is None:
+            self.info = result.response
+        return result
 
     async def start_match(
         self, request: bot_service_pb2.StartMatchRequest, timeout_s: float
     ) -> CallResult:
         """Tell the bot a match starts."""
-        return await self.call(lambda: self.stub.StartMatch(request, timeout=timeout_s))
+        return await self._parsed_call(
+            self._start_match,
+            request.SerializeToString(),
+            timeout_s,
+            _read_empty(bot_service_pb2.StartMatchResponse),
+        )
 
     async def choose_action(
         self, request: bot_service_pb2.ChooseActionRequest | bytes, timeout_s: float
     ) -> CallResult:
-        """Ask the bot for its move (a request message or its bytes); deadline ``timeout_s``."""
-        if isinstance(request, bytes):
-            call = self._choose_action_bytes
-            return await self.call(lambda: call(request, timeout=timeout_s))
-        return await self.call(lambda: self.stub.ChooseAction(request, timeout=timeout_s))
+        """Ask the bot for its move (a request message or its bytes); deadline ``timeout_s``.
+
+        The response is the answer's bytes (or None): see ``CallResult``.
+        """
+        if not isinstance(request, bytes):
+            request = request.SerializeToString()
+        call = self._choose_action
+        return await self.call(lambda: call(request, timeout=timeout_s))
 
     async def end_match(
         self, request: bot_service_pb2.EndMatchRequest, timeout_s: float
     ) -> CallResult:
         """Tell the bot how the match ended."""
-        return await self.call(lambda: self.stub.EndMatch(request, timeout=timeout_s))
+        return await self._parsed_call(
+            self._end_match,
+            request.SerializeToString(),
+            timeout_s,
+            _read_empty(bot_service_pb2.EndMatchResponse),
+        )
+
+    @property
+    def calls_in_flight(self) -> int:
+        """Calls to this endpoint in flight (or waiting their turn) now."""
+        return int(self._limiter.borrowed_tokens + self._limiter.statistics().tasks_waiting)
+
+    def close_channel(self) -> Coroutine[Any, Any, None]:
+        """Close the channel: an asyncio awaitable, for the host loop."""
+        return self._channel.close()
 
     async def close(self) -> None:
         """Close the channel (cancels calls still in flight)."""
-        await await_aio(lambda: self._channel.close())
+        await await_aio(self.close_channel)
 
 
 @dataclass(frozen=True)
@@ -158,29 +266,45 @@ class Refused:
     """What the match record shows as the seat's endpoint."""
 
 
+def _no_call(request: bytes, timeout: float) -> Any:
+    raise AssertionError("a refused endpoint is never called")
+
+
 class RefusedEndpoint(BotEndpoint):
     """A ``Refused`` seat: no channel, and every call answers UNREACHABLE at once."""
 
     def __init__(self, refused: Refused) -> None:  # no channel: nothing to connect to
         self.target = refused.label
-        self._fault = Fault(FaultKind.UNREACHABLE, refused.detail)
+        self._refusal = Fault(FaultKind.UNREACHABLE, refused.detail)
+        never: Any = _no_call  # ``call`` below never runs what it is given
+        self._get_info = self._start_match = self._choose_action = self._end_match = never
 
     async def call(self, make_call: Callable[[], Awaitable[Any]]) -> CallResult:
         """A fault; ``make_call`` is never run."""
-        return CallResult(None, self._fault, 0)
-
-    async def choose_action(
-        self, request: bot_service_pb2.ChooseActionRequest | bytes, timeout_s: float
-    ) -> CallResult:
-        """A fault (the base class would reach for the channel first)."""
-        return CallResult(None, self._fault, 0)
+        return CallResult(None, self._refusal, 0)
 
     async def close(self) -> None:
         """Nothing to close."""
 
 
+@dataclass
+class _Kept:
+    """An endpoint in the pool with what decides when its channel closes."""
+
+    endpoint: BotEndpoint
+    last_used: float
+    holders: int = 0
+    forgotten: bool = False
+
+
 class BotPool:
-    """Every endpoint the referee talks to, each with exactly one channel.
+    """Every endpoint the referee talks to, each with exactly one channel, closed again when it
+    is no longer needed.
+
+    A channel closes once nothing holds it (``holding``: a match being played) and no call is
+    in flight, and either it was ``forget``-ed (its bot retired, was rejected or moved) or it
+    has not been used for ``sweep``'s ``max_idle_s``. The next ``get`` opens a new one.
+    Closing is started at once on the host loop and awaited by ``close``.
 
     ``tls`` is what ``tls://`` endpoints are verified against and the client certificate the
     referee presents to them (None: gRPC's default roots, no client certificate).
@@ -190,25 +314,91 @@ class BotPool:
         self,
         max_concurrent_calls: int = MAX_CONCURRENT_CALLS_PER_ENDPOINT,
         tls: ClientTls | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._endpoints: dict[str, BotEndpoint] = {}
+        self._kept: dict[str, _Kept] = {}
         self._max_concurrent_calls = max_concurrent_calls
         self._tls = None if tls is None else tls.credentials()
+        self._clock = clock
+        self._closing: set[asyncio.Task[None]] = set()
 
     def get(self, target: str | Refused) -> BotEndpoint:
-        """The endpoint for ``target``, creating its channel on first use (a ``Refused`` seat
-        gets one that never connects)."""
+        """The endpoint for ``target``, opening its channel on first use (or after it closed);
+        a ``Refused`` seat gets one that never connects."""
         if isinstance(target, Refused):
             return RefusedEndpoint(target)
-        endpoint = self._endpoints.get(target)
-        if endpoint is None:
-            endpoint = self._endpoints[target] = BotEndpoint(
-                target, self._max_concurrent_calls, self._tls
-            )
-        return endpoint
+        kept = self._kept.get(target)
+        if kept is None:
+            endpoint = BotEndpoint(target, self._max_concurrent_calls, self._tls)
+            kept = self._kept[target] = _Kept(endpoint, self._clock())
+        kept.last_used, kept.forgotten = self._clock(), False
+        return kept.endpoint
+
+    @contextlib.contextmanager
+    def holding(self, targets: Iterable[str | Refused]) -> Iterator[list[BotEndpoint]]:
+        """The endpoints of ``targets``, kept open until the block ends (however long it is
+        since their last call): what a match holds while it is played."""
+        endpoints = [self.get(target) for target in targets]
+        held = [self._kept[e.target] for e in endpoints if not isinstance(e, RefusedEndpoint)]
+        for kept in held:
+            kept.holders += 1
+        try:
+            yield endpoints
+        finally:
+            now = self._clock()
+            for kept in held:
+                kept.holders -= 1
+                kept.last_used = now
+
+    def forget(self, target: str) -> None:
+        """No bot needs ``target`` any more: close its channel now, or once the matches
+        holding it end (at the next ``sweep``). A later ``get`` opens it again."""
+        kept = self._kept.get(target)
+        if kept is not None:
+            kept.forgotten = True
+            self._close_if_unused(target, kept)
+
+    def keep_only(self, targets: Iterable[str]) -> None:
+        """Forget every endpoint not in ``targets`` (the endpoints some bot still needs)."""
+        wanted = set(targets)
+        for target in [t for t in self._kept if t not in wanted]:
+            self.forget(target)
+
+    def sweep(self, max_idle_s: float) -> int:
+        """Close the channels forgotten or idle for ``max_idle_s`` that nothing uses now;
+        returns how many closed."""
+        now = self._clock()
+        closed = 0
+        for target, kept in list(self._kept.items()):
+            if kept.forgotten or now - kept.last_used >= max_idle_s:
+                closed += self._close_if_unused(target, kept)
+        return closed
+
+    def last_info(self, target: str) -> bot_service_pb2.GetInfoResponse | None:
+        """``target``'s last good GetInfo answer while its channel is open (not a use)."""
+        kept = self._kept.get(target)
+        return None if kept is None else kept.endpoint.info
+
+    def targets(self) -> list[str]:
+        """Every endpoint with an open channel."""
+        return list(self._kept)
+
+    def _close_if_unused(self, target: str, kept: _Kept) -> bool:
+        if kept.holders or kept.endpoint.calls_in_flight:
+            return False
+        del self._kept[target]
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(
+            kept.endpoint.close_channel()
+        )
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+        return True
 
     async def close(self) -> None:
-        """Close every channel."""
-        endpoints, self._endpoints = list(self._endpoints.values()), {}
-        for endpoint in endpoints:
-            await endpoint.close()
+        """Close every channel (and wait for those already closing)."""
+        kept, self._kept = list(self._kept.values()), {}
+        for entry in kept:
+            await entry.endpoint.close()
+        if self._closing:
+            pending = list(self._closing)
+            await await_aio(lambda: asyncio.gather(*pending))

@@ -176,8 +176,11 @@ class Match:
 
         Kept up to date where either changes (a first move, an overrun paid from the bank, a
         fault that empties it), so the runner reads one tuple per request."""
-        self.move_index = 0
-        """The index of the next move: the number of moves made so far."""
+        self.seat_moves = [0] * self.game.num_seats
+        """How many moves each seat has made (answered or defaulted): the ``move_index`` of its
+        next request. Counted per seat, not per match: some games ask a decision only of a
+        seat whose hand allows it (declare a sequence, a meld turn), so a count of all moves
+        would tell every other seat of that hand."""
         self._default_rng: random.Random | None = None
         """Draws the seeded-random default actions; made at the first fault (seeding costs
         ~4 µs, and most matches have none)."""
@@ -304,7 +307,7 @@ class Match:
             self._has_moved[seat] = True
             self.clocks_ms[seat] = self._clock_ms(seat)
         log = self.moves.append(seat, action, elapsed_us, fault, self.time_banks_ms[seat])
-        self.move_index += 1
+        self.seat_moves[seat] += 1
         if self.state.is_terminal():
             self._outcome = self.state.outcome()
             self._end(MatchStatus.COMPLETED, "played to the end")

@@ -13,13 +13,14 @@ import trio
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import record_pb2
 from referee import __version__
-from referee.bot_client import BotEndpoint, BotPool, CallResult, Refused
-from referee.codec import GameCodec, MalformedActionError, codec_for
+from referee.bot_client import BotEndpoint, BotPool, CallResult, Refused, malformed
+from referee.codec import GameCodec, codec_for
 from referee.codec.common import game_settings
 from referee.codec.record import match_record
 from referee.codec.requests import RequestEncoder
+from referee.codec.untrusted import MalformedResponseError
 from referee.games.api import Game
-from referee.match import Fault, FaultKind, FaultPolicy, Match, MoveLog, TimeControl
+from referee.match import FaultPolicy, Match, MoveLog, TimeControl
 from referee.metrics import GameMetrics, Metrics
 
 NOTIFY_TIMEOUT_S = 5.0
@@ -112,15 +113,16 @@ async def play_unannounced(
     move boundary and its record (status ABORTED, moves so far) returned.
     """
     game_metrics = metrics.for_game(spec.game.type.name) if metrics is not None else None
-    if game_metrics is None:
-        return await _play_match(spec, pool, on_move, None, stop)
-    game_metrics.started.inc()
-    game_metrics.in_flight.inc()
-    started = time.perf_counter()
-    try:
-        played = await _play_match(spec, pool, on_move, game_metrics, stop)
-    finally:
-        game_metrics.in_flight.dec()
+    with pool.holding(spec.endpoints):  # no channel of the match closes while it plays
+        if game_metrics is None:
+            return await _play_match(spec, pool, on_move, None, stop)
+        game_metrics.started.inc()
+        game_metrics.in_flight.inc()
+        started = time.perf_counter()
+        try:
+            played = await _play_match(spec, pool, on_move, game_metrics, stop)
+        finally:
+            game_metrics.in_flight.dec()
     game_metrics.duration.observe(time.perf_counter() - started)
     game_metrics.finished[_OUTCOME_NAMES[played.record.status]].inc()
     if played.record.status == record_pb2.MATCH_STATUS_FORFEITED:
@@ -134,13 +136,13 @@ async def announce_end(pool: BotPool, played: PlayedMatch) -> None:
     A bot that does not answer within ``NOTIFY_TIMEOUT_S`` is not asked again."""
     if not played.end_requests:
         return  # never told the match started
-    bots = [pool.get(target) for target in played.endpoints]
-    await _gather(
-        [
-            partial(bot.end_match, request, NOTIFY_TIMEOUT_S)
-            for bot, request in zip(bots, played.end_requests, strict=True)
-        ]
-    )
+    with pool.holding(played.endpoints) as bots:  # announced after the commit: still held
+        await _gather(
+            [
+                partial(bot.end_match, request, NOTIFY_TIMEOUT_S)
+                for bot, request in zip(bots, played.end_requests, strict=True)
+            ]
+        )
 
 
 _OUTCOME_NAMES = {
@@ -243,17 +245,27 @@ async def _decide(
     seat = match.to_act()
     request = requests.encode(match)  # bytes: see RequestEncoder
     result = await bots[seat].choose_action(request, match.deadline_ms(seat) / 1000)
+    return record_answer(match, codec, result)
+
+
+def record_answer(match: Match, codec: GameCodec, result: CallResult) -> MoveLog:
+    """Apply what the seat to act answered: its action if the bytes hold one of this game (a
+    legal one, else ``ILLEGAL_ACTION``), else the fault they are. Pure; never raises for any
+    answer a bot can send."""
+    raw, elapsed_us = result.response, result.elapsed_us  # the answer's bytes (or None)
     if result.fault is not None:
-        return match.fault(result.fault, result.elapsed_us)
-    if not result.response.HasField("action"):
-        return match.fault(
-            Fault(FaultKind.MALFORMED_RESPONSE, "the answer has no action"), result.elapsed_us
-        )
+        return match.fault(result.fault, elapsed_us)
+    action = codec.cached_answer(raw)  # the usual case: a legal action's bytes, copied
+    if action is not None:
+        return match.play(action, elapsed_us)
     try:
-        action = codec.decode_action(result.response.action)
-    except MalformedActionError as error:
-        return match.fault(Fault(FaultKind.MALFORMED_RESPONSE, str(error)), result.elapsed_us)
-    return match.play(action, result.elapsed_us)
+        action = codec.decode_answer(raw)  # parsed strictly
+    except MalformedResponseError as error:
+        return match.fault(malformed(error), elapsed_us)
+    log = match.play(action, elapsed_us)
+    if log.fault is None:
+        codec.remember_answer(raw, action)
+    return log
 
 
 def _end_requests(match: Match, match_id: str) -> list[bot_service_pb2.EndMatchRequest]:

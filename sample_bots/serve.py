@@ -44,13 +44,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--client-ca", default=None, help="PEM CA file: accept only callers it signed (mTLS)"
     )
+    parser.add_argument(
+        "--max-concurrent-matches",
+        type=int,
+        default=0,
+        help="most matches the arena may give this bot at once (announced in GetInfo; 0: no "
+        "preference)",
+    )
     args = parser.parse_args(argv)
+    if args.max_concurrent_matches < 0:
+        parser.error("--max-concurrent-matches must be 0 or more")
     serve(
         BOTS[args.kind](args.seed),
         address=args.listen,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         client_ca=args.client_ca,
+        max_concurrent_matches=args.max_concurrent_matches,
     )
 
 

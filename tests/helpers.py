@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -24,14 +24,29 @@ T = TypeVar("T")
 
 
 @contextmanager
-def misbehaving_bot(mode: str, *args: str) -> Iterator[BotProcess]:
-    """A ``tests.bots.misbehaving`` server process for the duration of the block."""
-    command = [sys.executable, "-m", "tests.bots.misbehaving", mode, *args]
-    bot = start_server(mode, command, cwd=str(ROOT))
+def server_process(module: str, kind: str, *args: str) -> Iterator[BotProcess]:
+    """``python -m tests.bots.MODULE *args`` (it prints ``LISTENING``) for the block."""
+    command = [sys.executable, "-m", f"tests.bots.{module}", *args]
+    bot = start_server(kind, command, cwd=str(ROOT))
     try:
         yield bot
     finally:
         stop_bot(bot.process)
+
+
+def misbehaving_bot(mode: str, *args: str) -> AbstractContextManager[BotProcess]:
+    """A ``tests.bots.misbehaving`` server process for the duration of the block."""
+    return server_process("misbehaving", mode, mode, *args)
+
+
+def fuzzing_bot(seed: int, *args: str) -> AbstractContextManager[BotProcess]:
+    """A ``tests.bots.fuzzing`` server process (random and mutated answers) for the block."""
+    return server_process("fuzzing", f"fuzzing-{seed}", "--seed", str(seed), *args)
+
+
+def transport_server(mode: str) -> AbstractContextManager[BotProcess]:
+    """A ``tests.bots.transport`` server (a connection unusable for gRPC) for the block."""
+    return server_process("transport", mode, mode)
 
 
 @contextmanager

@@ -10,6 +10,9 @@ from pathlib import Path
 from arena.store.db import open_database, scratch_postgres_database
 from arena.store.repository import Store
 
+BACKENDS = ["sqlite", "postgres"]
+"""Every store backend, in the order tests run them."""
+
 POSTGRES_ADMIN_URL = os.environ.get(
     "ARENA_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
 )

@@ -9,7 +9,14 @@ from _pytest.mark.structures import ParameterSet
 
 from referee.games.api import Game, IllegalActionError, InvalidOptionsError
 from referee.games.registry import game_types, make_game
-from tests.conformance import check_cached_observations, check_card_conservation, random_playout
+from tests.conformance import (
+    check_cached_observations,
+    check_card_conservation,
+    compare_two_deals,
+    exchange_for,
+    hidden_decisions,
+    random_playout,
+)
 
 PLAYOUTS = 400
 VIEW_CHECKED_PLAYOUTS = 6
@@ -141,3 +148,52 @@ def test_every_house_rule_plays_out_with_the_same_invariants(
             legal = state.legal_actions()
             state.apply(legal[rng.randrange(len(legal))])
     assert played, "the option allows neither the fewest nor the most seats"
+
+
+TWO_DEAL_SEEDS = 50
+
+TWO_DEAL_CASES = [
+    pytest.param(game_type.name, seats, {}, id=f"{game_type.name}-{seats}p")
+    for game_type in game_types()
+    for seats in range(game_type.min_seats, game_type.max_seats + 1)
+] + [
+    pytest.param(name, seats, options, id=f"{name}-{seats}p-{option}={value}")
+    for name, seats_range, option, values in (
+        ("klaberjass", (2,), "dix_with_named_trump", (True,)),
+        ("pinochle", (2,), "declare_out", ("disabled",)),
+        ("pinochle", (2,), "dix_points", (10,)),
+        ("mau-mau", (2, 4, 6), "cannot_discard", ("draw_then_may_play", "barred_for_deal")),
+    )
+    for seats in seats_range
+    for value in values
+    for options in ({option: value},)
+]
+"""Every game and seat count, and the options that open or change a decision only some hands
+are offered."""
+
+
+@pytest.mark.parametrize(("name", "seats", "options"), TWO_DEAL_CASES)
+def test_nothing_a_seat_is_sent_depends_on_cards_hidden_from_it(
+    name: str, seats: int, options: dict[str, object]
+) -> None:
+    """Two deals that differ only in where two cards hidden from seat S lie: every message that
+    reaches S (StartMatch, each ChooseActionRequest's bytes, every live move event, EndMatch)
+    is identical in both until S sees a card that differs, for every seat S. The other seats
+    decline every optional decision they are offered, so where one deal offers it and the
+    other does not, that decision must leave no trace; the test fails unless it has seen each
+    such decision (each action ``is_public_action`` calls not public) taken in one deal only."""
+    game = make_game(name, seats, options)
+    compared = 0
+    exercised: set[int] = set()
+    for seed in range(TWO_DEAL_SEEDS):
+        for seat in range(seats):
+            pairs = exchange_for(game, seed, seat)
+            if pairs:
+                found = compare_two_deals(game, seed, seat, pairs)
+                compared += found.compared
+                exercised |= found.declined_unseen
+    assert compared > 10 * TWO_DEAL_SEEDS * seats, "the deals diverged almost at once"
+    declines = hidden_decisions(game)
+    if not (name == "mau-mau" and options.get("cannot_discard") != "draw_then_may_play"):
+        # (Mau-Mau offers its one optional decision, the drawn card, only under that option.)
+        assert exercised == declines, f"not exercised: {sorted(declines - exercised)}"

@@ -14,6 +14,7 @@ import trio
 from arena.local_bots import BotProcess
 from cardarena.game.v1 import record_pb2
 from referee.bot_client import BotPool
+from referee.codec.untrusted import MAX_DETAIL_CHARS
 from referee.games.registry import make_game
 from referee.match import FaultPolicy, TimeControl
 from referee.replay import resimulate
@@ -47,6 +48,12 @@ def spec_with(bad: BotProcess, others: list[BotProcess], **kwargs: object) -> Ma
         ("huge", record_pb2.FAULT_KIND_RESPONSE_TOO_LARGE, "larger than max"),
         ("error", record_pb2.FAULT_KIND_TRANSPORT_ERROR, "bot bug"),
         ("info-only", record_pb2.FAULT_KIND_TRANSPORT_ERROR, "UNIMPLEMENTED"),
+        ("unparseable", record_pb2.FAULT_KIND_MALFORMED_RESPONSE, "do not parse"),
+        ("other-type", record_pb2.FAULT_KIND_MALFORMED_RESPONSE, "ChooseActionResponse"),
+        ("unknown-field", record_pb2.FAULT_KIND_MALFORMED_RESPONSE, "ChooseActionResponse: field"),
+        ("unknown-inner-field", record_pb2.FAULT_KIND_MALFORMED_RESPONSE, "(action: field 1000)"),
+        ("other-game", record_pb2.FAULT_KIND_MALFORMED_RESPONSE, "Oh Hell action"),
+        ("rude-status", record_pb2.FAULT_KIND_TRANSPORT_ERROR, "PERMISSION_DENIED: "),
     ],
 )
 def test_bad_answers_get_a_typed_fault_and_a_default_move(
@@ -60,6 +67,8 @@ def test_bad_answers_get_a_typed_fault_and_a_default_move(
     assert all(detail in move.fault_detail for move in faulted), faulted[0].fault_detail
     assert faults_of(record, 1) == faults_of(record, 2) == []
     assert resimulate(record) == [], "default moves are recorded like any other"
+    for move in faulted:
+        assert len(move.fault_detail) <= MAX_DETAIL_CHARS and move.fault_detail.isprintable()
 
 
 def test_too_many_faults_forfeit_and_the_forfeiting_seat_ranks_last(

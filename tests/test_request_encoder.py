@@ -58,6 +58,7 @@ def test_move_index_is_encoded_past_the_prefilled_table(move_index: int) -> None
     game = make_game("oh-hell", 4)
     codec, settings = codec_for(game), game_settings(game)
     match = Match(game, 3)
-    match.move_index = move_index  # as after that many moves (the table holds 4,096)
+    match.seat_moves[match.to_act()] = move_index  # as after that many of its moves (the
+    # table holds 4,096)
     encoded = RequestEncoder(codec, settings, "m").encode(match)
     assert encoded == choose_action_request(match, codec, settings, "m").SerializeToString()

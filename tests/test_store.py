@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -20,19 +19,7 @@ from arena.store.schema import MIGRATIONS
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2, record_pb2
 from referee.codec.record import summaries_from_moves
-from tests.stores import open_store, postgres_available, postgres_url
-
-BACKENDS = ["sqlite", "postgres"]
-
-
-@pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "postgres" and not postgres_available():
-        if os.environ.get("CI"):
-            pytest.fail("PostgreSQL at 127.0.0.1:5432 is not reachable in CI")
-        pytest.skip("no PostgreSQL server reachable")
-    with open_store(request.param, tmp_path) as opened:
-        yield opened
+from tests.stores import BACKENDS, postgres_available, postgres_url
 
 
 def ladder_config(name: str = "l1", seats: int = 3, duplicate: bool = False) -> pb.LadderConfig:
@@ -58,6 +45,8 @@ def active_bots(store: Store, count: int) -> tuple[list[str], str]:
         )
     for bot_id in ids:
         store.set_state_by_arena(bot_id, "active", "", 0)
+    # Validated, so heard from: no preference announced (see test_capacity for the limits).
+    store.set_announced_limits(dict.fromkeys(ids, 0))
     return ids, token
 
 
@@ -87,8 +76,15 @@ def test_owner_token_is_shown_once_and_guards_the_owners_bots(store: Store) -> N
     with pytest.raises(StoreError):
         store.set_bot_state(second.bot_id, "wrong", "paused")
     assert store.set_bot_state(second.bot_id, token, "paused").state == "paused"
+    resumed = store.set_bot_state(second.bot_id, token, "active")
+    assert resumed.state == "validating", "a pause does not skip validation"
+    store.set_state_by_arena(second.bot_id, "active", "passed validation", 0)
+    assert store.set_bot_state(second.bot_id, token, "paused").state == "paused"
     assert store.set_bot_state(second.bot_id, token, "active").state == "active"
     assert store.update_bot(second.bot_id, token, "", "2").state == "validating"
+    store.set_bot_state(second.bot_id, token, "paused")
+    resumed = store.set_bot_state(second.bot_id, token, "active")
+    assert resumed.state == "validating", "a new version is validated, paused or not"
     assert store.set_bot_state(second.bot_id, token, "retired").state == "retired"
     with pytest.raises(StoreError):
         store.set_bot_state(second.bot_id, token, "active")
@@ -217,7 +213,9 @@ def test_duplicate_set_is_rated_once_when_every_rotation_is_done(store: Store) -
 
 def test_leases_requeue_dead_workers_matches_and_claims_never_collide(store: Store) -> None:
     ids, _ = active_bots(store, 3)
-    ladder_id = store.create_ladder(ladder_config())
+    config = ladder_config()
+    config.max_matches_per_bot = 40  # every match has the same bots: let them play all 40
+    ladder_id = store.create_ladder(config)
     store.enter_active_bots(ladder_id, "oh-hell")
     for seed in range(40):
         store.enqueue(ladder_id, "ladder", [PlannedMatch(seed, tuple(ids))])

@@ -3,28 +3,11 @@ revocation, the operator's holds and bans (and that banned bots leave matchmakin
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from arena.matchmaking import PlannedMatch
 from arena.store.repository import OwnerLimits, Store, StoreError
-from tests.stores import open_store, postgres_available
 from tests.test_store import ladder_config
-
-BACKENDS = ["sqlite", "postgres"]
-
-
-@pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "postgres" and not postgres_available():
-        if os.environ.get("CI"):
-            pytest.fail("PostgreSQL at 127.0.0.1:5432 is not reachable in CI")
-        pytest.skip("no PostgreSQL server reachable")
-    with open_store(request.param, tmp_path) as opened:
-        yield opened
 
 
 def register(
@@ -32,7 +15,8 @@ def register(
 ) -> str | None:
     """Register a bot; returns the new owner token, if one was made."""
     limits = OwnerLimits(max_bots=max_bots, per_hour=per_hour)
-    return store.register_bot(owner, token, name, "oh-hell", "h:1", "1", limits)[1]
+    endpoint = f"{owner}.example:1"  # an address has one owner: each owner its own
+    return store.register_bot(owner, token, name, "oh-hell", endpoint, "1", limits=limits)[1]
 
 
 def refused(code: str, call: object, *args: object) -> StoreError:
@@ -70,14 +54,14 @@ def test_a_new_owner_is_made_only_if_the_callers_policy_allows(store: Store) -> 
 
     limits = OwnerLimits(new_owner=closed)
     with pytest.raises(StoreError) as denied:
-        store.register_bot("eve", None, "b", "oh-hell", "h:1", "1", limits)
+        store.register_bot("eve", None, "b", "oh-hell", "h:1", "1", limits=limits)
     assert denied.value.code == "PERMISSION_DENIED" and calls == ["asked"]
     with pytest.raises(StoreError):  # a made-up token does not get around it
-        store.register_bot("eve", "made-up", "b", "oh-hell", "h:1", "1", limits)
+        store.register_bot("eve", "made-up", "b", "oh-hell", "h:1", "1", limits=limits)
     assert store.bots() == []
     token = store.create_owner("eve")
     refused("ALREADY_EXISTS", store.create_owner, "eve")
-    bot, again = store.register_bot("eve", token, "b", "oh-hell", "h:1", "1", limits)
+    bot, again = store.register_bot("eve", token, "b", "oh-hell", "h:1", "1", limits=limits)
     assert again is None and bot.owner == "eve" and calls == ["asked", "asked"], (
         "an existing owner's registration does not ask"
     )
@@ -98,7 +82,8 @@ def test_a_rotated_token_replaces_the_old_and_a_revoked_one_works_nowhere(store:
         refused("PERMISSION_DENIED", store.set_bot_state, bot_id, token, "active")
         refused("PERMISSION_DENIED", store.rotate_token, "ann", token)
     given = store.rotate_token("ann", None, admin=True)
-    assert store.set_bot_state(bot_id, given, "active").state == "active"
+    resumed = store.set_bot_state(bot_id, given, "active")
+    assert resumed.state == "validating", "it was paused before it passed validation"
     refused("NOT_FOUND", store.rotate_token, "nobody", None, True)
     refused("NOT_FOUND", store.revoke_token, "nobody")
 
@@ -172,3 +157,15 @@ def test_an_operator_hold_outlasts_a_ban(store: Store) -> None:
     assert store.unban_owner("ann") == 0
     error = refused("FAILED_PRECONDITION", store.set_bot_state, bot_id, token, "active")
     assert "its own reason" in str(error)
+
+
+def test_no_pause_lets_a_bot_skip_validation(store: Store) -> None:
+    """Paused by its owner or by a ban while in validation, a bot resumes to validation."""
+    token = register(store, "ann", None, "a0")
+    assert token is not None
+    bot_id = store.bots()[0].bot_id
+    store.ban_owner("ann", "a test")
+    store.unban_owner("ann")
+    assert store.set_bot_state(bot_id, token, "active").state == "validating"
+    store.set_state_by_arena(bot_id, "rejected", "failed validation", 0)
+    refused("FAILED_PRECONDITION", store.set_bot_state, bot_id, token, "paused")

@@ -224,6 +224,39 @@ CHANGE_GRACE_US = 10_000_000
 ``entrants`` with ``changed_since_us``): covers the time between a change's stamp and its
 commit, and clock skew between arena machines (10 s)."""
 
+DEFAULT_MAX_MATCHES_PER_BOT = 4
+"""Matches one bot plays at once when its ladder sets no cap (``max_matches_per_bot`` 0), and
+for validation matches: the number a ladder plays at once by default, so one bot can fill a
+default ladder but not a whole arena's workers."""
+
+MAX_MATCHES_PER_BOT_LIMIT = 1000
+"""The largest cap a ladder may set, and the largest announcement stored (a bot may announce
+any uint32)."""
+
+UNANNOUNCED_MAX_MATCHES = 1
+"""Matches at once for a bot the arena has not heard announce a limit yet (a new bot's first
+validation match, a bot stored before announcements existed): the one that asks it."""
+
+
+def match_limit(announced: int | None, ladder_cap: int) -> int:
+    """How many matches a bot may be playing at once for one more to start: what it announced
+    (None: not heard yet; 0: no preference) within the ladder's cap (0: the default)."""
+    cap = min(ladder_cap or DEFAULT_MAX_MATCHES_PER_BOT, MAX_MATCHES_PER_BOT_LIMIT)
+    if announced is None:
+        return min(cap, UNANNOUNCED_MAX_MATCHES)
+    return min(announced, cap) if announced > 0 else cap
+
+
+def _fits(
+    bots: Sequence[str], cap: int, playing: Counter[str], announced: dict[str, int | None]
+) -> bool:
+    """Whether each of ``bots`` may start one more match of a ladder with cap ``cap``."""
+    return all(playing[bot] < match_limit(announced.get(bot), cap) for bot in bots)
+
+
+CLAIM_PAGE = 64
+"""Waiting matches a claim reads at a time while looking for one whose bots are all free."""
+
 _BOT_COLUMNS = (
     "b.bot_id, o.name, b.name, b.game, b.endpoint, b.version, b.state, b.state_detail, "
     "b.health_failures"
@@ -390,7 +423,8 @@ class Store:
             revalidate = moved or (bool(version) and version != bot.version)
             tx.execute(
                 "UPDATE bots SET endpoint = ?, version = ?, state = ?, state_detail = ?, "
-                "state_changed_us = ?, address_key = ? WHERE bot_id = ?",
+                "state_changed_us = ?, address_key = ?, validated = validated * ? "
+                "WHERE bot_id = ?",
                 (
                     endpoint or bot.endpoint,
                     version or bot.version,
@@ -398,6 +432,7 @@ class Store:
                     "" if revalidate else bot.state_detail,
                     now_us(),
                     address_key,
+                    0 if revalidate else 1,
                     bot_id,
                 ),
             )
@@ -405,15 +440,24 @@ class Store:
 
     @retry_transient
     def set_bot_state(self, bot_id: str, token: str | None, state: str) -> BotRow:
-        """Pause, resume (back to active) or retire a bot."""
+        """Pause, resume or retire a bot. A resumed bot goes back to active if it passed
+        validation for its endpoint and version, else to validation (a pause never skips it)."""
         with self.db.transaction() as tx:
             bot = self._authorize(tx, bot_id, token)
             if bot.state == "retired":
                 raise StoreError("FAILED_PRECONDITION", "a retired bot stays retired")
             if state == "active" and bot.state != "paused":
                 raise StoreError("FAILED_PRECONDITION", f"only a paused bot resumes ({bot.state})")
+            if state == "paused" and bot.state == "rejected":
+                raise StoreError(
+                    "FAILED_PRECONDITION",
+                    "a rejected bot is validated again by UpdateBot (a new version or endpoint)",
+                )
             if state not in ("paused", "active", "retired"):
                 raise StoreError("INVALID_ARGUMENT", "state must be PAUSED, ACTIVE or RETIRED")
+            if state == "active":
+                (validated,) = tx.one("SELECT validated FROM bots WHERE bot_id = ?", (bot_id,))
+                state = "active" if validated else "validating"
             tx.execute(
                 "UPDATE bots SET state = ?, state_detail = '', state_changed_us = ? "
                 "WHERE bot_id = ?",
@@ -422,15 +466,26 @@ class Store:
             return self._bot(tx, bot_id)
 
     @retry_transient
-    def set_state_by_arena(self, bot_id: str, state: str, detail: str, failures: int) -> None:
+    def set_state_by_arena(
+        self, bot_id: str, state: str, detail: str, failures: int, next_probe_us: int = 0
+    ) -> None:
         """The arena's own state changes (validation, health sweep); never of a bot the
-        operator holds (a sweep that read the bot before the operator paused it)."""
+        operator holds (a sweep that read the bot before the operator paused it). A bot the
+        arena makes active has passed validation. ``next_probe_us``: when a pulled bot is to be
+        probed again (0: at the next sweep)."""
         with self.db.transaction() as tx:
             tx.execute(
                 "UPDATE bots SET state = ?, state_detail = ?, health_failures = ?, "
-                "state_changed_us = ? WHERE bot_id = ? AND hold = ''",
-                (state, detail, failures, now_us(), bot_id),
+                "state_changed_us = ?, next_probe_us = ?, "
+                "validated = CASE WHEN ? = 'active' THEN 1 ELSE validated END "
+                "WHERE bot_id = ? AND hold = ''",
+                (state, detail, failures, now_us(), next_probe_us, state, bot_id),
             )
+
+    def probe_schedule(self) -> dict[str, int]:
+        """When each pulled (unhealthy) bot is due for its next health probe, bot id → µs."""
+        with self.db.transaction() as tx:
+            return dict(tx.all("SELECT bot_id, next_probe_us FROM bots WHERE state = 'unhealthy'"))
 
     # -- identity and operator controls ---------------------------------------------------------
 
@@ -586,14 +641,15 @@ class Store:
             if tx.one("SELECT 1 FROM ladders WHERE name = ?", (config.name,)):
                 raise StoreError("ALREADY_EXISTS", f"a ladder named {config.name!r} exists")
             tx.execute(
-                "INSERT INTO ladders (ladder_id, name, game, config, created_at_us) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO ladders (ladder_id, name, game, config, created_at_us, "
+                "max_matches_per_bot) VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     ladder_id,
                     config.name,
                     config.settings.game,
                     config.SerializeToString(),
                     now_us(),
+                    min(config.max_matches_per_bot, MAX_MATCHES_PER_BOT_LIMIT),
                 ),
             )
         return ladder_id
@@ -826,20 +882,21 @@ class Store:
     @retry_transient
     def claim(self, worker: str, lease_s: float, ladder_only: bool = False) -> Claim | None:
         """Take the oldest waiting match (``ladder_only``: the oldest ladder match, passing
-        validation matches over) for ``worker`` until the lease ends.
+        validation matches over) none of whose bots is at its limit of matches at once
+        (``match_limit``) for ``worker`` until the lease ends.
 
         Not waited onto disk (``durable=False``): a claim lost in a database crash only lets
         the match be played again, and its result still counts once (by match id).
         """
         with self.db.transaction(durable=False) as tx:
-            skip = " FOR UPDATE SKIP LOCKED" if tx.dialect == "postgres" else ""
-            kind = " AND kind = 'ladder'" if ladder_only else ""
+            match_id = self._claimable(tx, ladder_only)
+            if match_id is None:
+                return None
             row = tx.one(
                 "UPDATE matches SET status = 'playing', claimed_by = ?, lease_until_us = ?, "
-                "attempts = attempts + 1 WHERE match_id = (SELECT match_id FROM matches "
-                f"WHERE status = 'waiting'{kind} ORDER BY created_at_us LIMIT 1{skip}) "
+                "attempts = attempts + 1 WHERE match_id = ? "
                 "RETURNING match_id, ladder_id, kind, seed, seats",
-                (worker, now_us() + int(lease_s * 1e6)),
+                (worker, now_us() + int(lease_s * 1e6), match_id),
             )
             if row is None:
                 return None
@@ -850,6 +907,87 @@ class Store:
             found = dict(tx.all(sql, bots)) if bots else {}
         endpoints = tuple(found.get(bot_id, "") for bot_id in seats)
         return Claim(row[0], row[1], row[2], int(row[3]), seats, endpoints)
+
+    def _claimable(self, tx: Tx, ladder_only: bool = False) -> str | None:
+        """The oldest waiting match (``ladder_only``: ladder match) whose bots may all start
+        one more (``match_limit``).
+
+        A bot's matches at once are counted from the queue (its matches being played, in any
+        ladder), so whatever puts a match back (release, an expired lease's recovery) frees its
+        slots with no count to keep right. On PostgreSQL the match found is locked (SKIP
+        LOCKED: a match another claim holds is passed over) and then its bots' rows, in bot
+        order, and their matches are counted again: two claims that share a bot take turns
+        there, and the second sees the first's match playing. A match that no longer fits is
+        let go (its locks rolled back to a savepoint) and the next one tried. SQLite: the
+        transaction already holds the only write lock.
+        """
+        postgres = tx.dialect == "postgres"
+        kind = "AND m.kind = 'ladder' " if ladder_only else ""
+        playing = self._playing(tx)
+        announced = self._announced(tx, sorted(playing))
+        offset = 0
+        while True:
+            page = tx.all(
+                "SELECT m.match_id, m.seats, COALESCE(l.max_matches_per_bot, 0) FROM matches m "
+                "LEFT JOIN ladders l ON l.ladder_id = m.ladder_id WHERE m.status = 'waiting' "
+                f"{kind}ORDER BY m.created_at_us, m.match_id LIMIT ? OFFSET ?",
+                (CLAIM_PAGE, offset),
+            )
+            for match_id, seats, cap in page:
+                bots = sorted(set(seats.split(",")) - {HOUSE_RANDOM})
+                if not _fits(bots, cap, playing, announced):
+                    continue
+                if not postgres:
+                    return str(match_id)
+                tx.execute("SAVEPOINT claim_candidate")
+                if tx.one(
+                    "SELECT 1 FROM matches WHERE match_id = ? AND status = 'waiting' "
+                    "FOR UPDATE SKIP LOCKED",
+                    (match_id,),
+                ):
+                    announced.update(self._announced(tx, bots, lock=True))
+                    playing = self._playing(tx)
+                    if _fits(bots, cap, playing, announced):
+                        tx.execute("RELEASE SAVEPOINT claim_candidate")
+                        return str(match_id)
+                tx.execute("ROLLBACK TO SAVEPOINT claim_candidate")
+            if len(page) < CLAIM_PAGE:
+                return None
+            offset += CLAIM_PAGE
+
+    @staticmethod
+    def _playing(tx: Tx) -> Counter[str]:
+        """Each bot's matches being played now (every ladder and validation)."""
+        rows = tx.all("SELECT seats FROM matches WHERE status = 'playing'")
+        return Counter(bot for (seats,) in rows for bot in set(seats.split(",")) - {HOUSE_RANDOM})
+
+    @staticmethod
+    def _announced(tx: Tx, bots: Sequence[str], lock: bool = False) -> dict[str, int | None]:
+        """What each of ``bots`` announced (``bots.max_matches``); ``lock``: their rows locked
+        in bot order (PostgreSQL)."""
+        if not bots:
+            return {}
+        marks = ", ".join("?" for _ in bots)
+        suffix = " ORDER BY bot_id FOR UPDATE" if lock and tx.dialect == "postgres" else ""
+        sql = f"SELECT bot_id, max_matches FROM bots WHERE bot_id IN ({marks}){suffix}"
+        return {bot: limit for bot, limit in tx.all(sql, bots)}
+
+    @retry_transient
+    def set_announced_limits(self, limits: dict[str, int]) -> None:
+        """Store what bots announced in GetInfo (``max_concurrent_matches``), bot id → value;
+        writes only the rows that change."""
+        stored = {
+            bot: max(0, min(value, MAX_MATCHES_PER_BOT_LIMIT)) for bot, value in limits.items()
+        }
+        rows = [(value, bot, value) for bot, value in sorted(stored.items())]
+        if not rows:
+            return
+        with self.db.transaction() as tx:
+            tx.many(
+                "UPDATE bots SET max_matches = ? WHERE bot_id = ? "
+                "AND (max_matches IS NULL OR max_matches <> ?)",
+                rows,
+            )
 
     @retry_transient
     def renew(self, match_id: str, worker: str, lease_s: float) -> bool:
@@ -1216,7 +1354,7 @@ class Store:
             if pending == 0:
                 tx.execute(
                     "UPDATE bots SET state = 'active', state_detail = 'passed validation', "
-                    "state_changed_us = ? WHERE bot_id = ?",
+                    "validated = 1, state_changed_us = ? WHERE bot_id = ?",
                     (now_us(), bot_id),
                 )
 

@@ -226,5 +226,35 @@ def _v9(dialect: str) -> list[str]:
     ]
 
 
-MIGRATIONS: list[Callable[[str], list[str]]] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9]
+def _v10(dialect: str) -> list[str]:
+    """A limit on the matches one bot plays at once, and health probes of pulled bots with
+    back-off (issue 17).
+
+    ``bots.max_matches`` is what the bot last announced in GetInfo (``max_concurrent_matches``;
+    NULL: not heard yet, 0: no preference); ``ladders.max_matches_per_bot`` copies the ladder's
+    cap out of its config so the claim can read it (0: the default; no ladder stored before
+    had one). ``bots.next_probe_us`` is when a pulled bot is probed again."""
+    del dialect
+    return [
+        "ALTER TABLE bots ADD COLUMN max_matches INTEGER",
+        "ALTER TABLE bots ADD COLUMN next_probe_us BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE ladders ADD COLUMN max_matches_per_bot INTEGER NOT NULL DEFAULT 0",
+    ]
+
+
+def _v11(dialect: str) -> list[str]:
+    """Whether a bot passed validation for its current endpoint and version, so a paused bot
+    resumes to where validation left it (active, or validating again) instead of always to
+    active: pausing a bot in validation, or one its owner's ban paused, must not skip it. Bots
+    that stood active, pulled or paused before count as validated."""
+    del dialect
+    return [
+        "ALTER TABLE bots ADD COLUMN validated INTEGER NOT NULL DEFAULT 0",
+        "UPDATE bots SET validated = 1 WHERE state IN ('active', 'unhealthy', 'paused')",
+    ]
+
+
+MIGRATIONS: list[Callable[[str], list[str]]] = [
+    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11)
+]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

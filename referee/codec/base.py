@@ -8,12 +8,14 @@ from typing import Any
 
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import cards_pb2, game_pb2
+from referee.codec.untrusted import MalformedResponseError, parse_strictly
 from referee.codec.wire import BoundedCache, length_delimited, tag, varint
 from referee.games.api import Game
 
 __all__ = ["GameCodec", "MalformedActionError", "legal_action_field", "length_delimited", "varint"]
 
 _LEGAL_ACTIONS_TAG = tag(bot_service_pb2.ChooseActionRequest, "legal_actions")
+_RESPONSE_ACTION_TAG = tag(bot_service_pb2.ChooseActionResponse, "action")
 
 
 def legal_action_field(action: game_pb2.Action) -> bytes:
@@ -23,12 +25,18 @@ def legal_action_field(action: game_pb2.Action) -> bytes:
 
 _SHARED_ACTION_CACHES: dict[
     tuple[object, ...],
-    tuple[dict[int, game_pb2.Action], dict[int, bytes], BoundedCache[tuple[int, ...], bytes]],
+    tuple[
+        dict[int, game_pb2.Action],
+        dict[int, bytes],
+        BoundedCache[tuple[int, ...], bytes],
+        dict[bytes | None, int],
+    ],
 ] = {}
-"""Encoded actions and action lists per (codec class, game, seats, options); see ``GameCodec``."""
+"""Encoded actions, action lists and decoded answers per (codec class, game, seats, options);
+see ``GameCodec``."""
 
 
-class MalformedActionError(ValueError):
+class MalformedActionError(MalformedResponseError):
     """An Action message that is not a well-formed action of this game (not merely illegal)."""
 
 
@@ -47,8 +55,11 @@ class GameCodec(ABC):
         key = (type(self), game.type.name, game.num_seats, tuple(sorted(game.options.items())))
         caches = _SHARED_ACTION_CACHES.get(key)
         if caches is None:
-            caches = _SHARED_ACTION_CACHES[key] = ({}, {}, BoundedCache())
-        self._action_cache, self._action_field_cache, self._action_list_cache = caches
+            caches = _SHARED_ACTION_CACHES[key] = ({}, {}, BoundedCache(), {})
+        self._action_cache, self._action_field_cache, self._action_list_cache = caches[:3]
+        self._answer_cache = caches[3]
+        self.cached_answer = self._answer_cache.get
+        """The action of answer bytes played before as a legal action (else None): one C call."""
         self.cached_action_fields = self._action_list_cache.get
         """``encoded_action_fields(actions)`` for a tuple seen before (else None): one C call."""
 
@@ -76,6 +87,37 @@ class GameCodec(ABC):
     @abstractmethod
     def decode_action(self, message: game_pb2.Action) -> int:
         """The engine action id of a wire action; ``MalformedActionError`` if it is not one."""
+
+    def decode_answer(self, raw: bytes | None) -> int:
+        """The engine action id of a ``ChooseActionResponse`` as the bot sent it (its bytes, or
+        None when the stream ended without a whole message).
+
+        ``MalformedResponseError`` unless the bytes parse strictly (no field the contract does
+        not define, at any depth: ``untrusted.parse_strictly``) and hold an action of this
+        game; whether it is legal now is the match's question. The runner first tries
+        ``cached_answer``: see ``remember_answer``.
+        """
+        response = parse_strictly(raw, bot_service_pb2.ChooseActionResponse)
+        if not response.HasField("action"):
+            raise MalformedResponseError("the answer has no action")
+        return self.decode_action(response.action)
+
+    def remember_answer(self, raw: bytes | None, action: int) -> None:
+        """``raw`` was just played as ``action``, a legal action: if it is the referee's own
+        encoding of it (a bot that copies a legal action sends exactly that), ``cached_answer``
+        knows it from now on, one dict lookup instead of parsing.
+
+        Only legal actions' canonical bytes are kept, so the cache cannot grow with what bots
+        send: at most one entry per action the engine ever offers.
+        """
+        if raw == self.canonical_answer(action):
+            self._answer_cache[raw] = action
+
+    def canonical_answer(self, action: int) -> bytes:
+        """The bytes of ``ChooseActionResponse(action=encode_action(action))``."""
+        return length_delimited(
+            _RESPONSE_ACTION_TAG, self.encode_action(action).SerializeToString()
+        )
 
     def encode_action(self, action: int) -> game_pb2.Action:
         """The wire form of an engine action id (cached; treat the result as read-only)."""

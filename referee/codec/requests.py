@@ -55,7 +55,7 @@ def choose_action_request(
         time_control=bot_service_pb2.TimeControl(
             move_time_ms=match.move_allowance_ms(seat), time_bank_ms=match.time_banks_ms[seat]
         ),
-        move_index=match.move_index,
+        move_index=match.seat_moves[seat],
     )
 
 
@@ -63,7 +63,8 @@ class RequestEncoder:
     """Serialized ``ChooseActionRequest``s of one match, byte-identical to the message's.
 
     Everything but the observation and the legal actions comes from bytes computed once per
-    seat, clock or move index, so a request costs a handful of lookups and one join.
+    seat, clock or move index (the seat's own count, ``Match.seat_moves``), so a request costs
+    a handful of lookups and one join.
     """
 
     def __init__(self, codec: GameCodec, settings: options_pb2.GameSettings, match_id: str):
@@ -83,7 +84,7 @@ class RequestEncoder:
         clock_ms = match.clocks_ms[seat]
         clock = _CLOCK_FIELDS.get(clock_ms) or _CLOCK_FIELDS.put(clock_ms, _clock_field(*clock_ms))
         legal = codec.legal_action_fields(state, state.legal_actions())
-        size, index = len(observation), match.move_index
+        size, index = len(observation), match.seat_moves[seat]
         return b"".join(
             [
                 self._heads[seat],

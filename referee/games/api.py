@@ -172,9 +172,30 @@ class State(ABC):
         """What spectators may be told of ``action`` while the match is live.
 
         The same as ``describe_action`` unless the action carries something the other seats
-        learn only later (a game overrides it then).
+        learn only later (a game overrides it then). Only asked of public actions
+        (``is_public_action``).
         """
         return self.describe_action(action)
+
+    @abstractmethod
+    def is_public_action(self, action: int) -> bool:
+        """Whether every seat learns, when it is taken, that ``action`` was taken.
+
+        False for declining an optional decision that only some hands are offered (keep the 7
+        of trumps, declare no sequence, end a meld turn unmelded): that the decision was asked
+        at all tells of the hand, so nothing that reaches another seat or a spectator may show
+        it. Depends on the action alone, so it may be asked before or after it is applied.
+        """
+
+    def arrange_deal(self, cards: list[int]) -> list[int]:
+        """The cards of a new deal as shuffled, in dealing order; returns what is dealt.
+
+        Every game deals through it, once per deal, and the rules never override it: a test
+        subclass does, to make two deals that differ only in where some cards lie (the
+        conformance suite's hidden-card test). A game that deals only part of its deck lists
+        only the cards that leave it.
+        """
+        return cards
 
     @abstractmethod
     def private_cards(self, seat: int) -> frozenset[int]:

@@ -14,6 +14,16 @@ then misbehaves on the next ``--times`` moves (default: all of them), then plays
 - ``hang``: never answers.
 - ``error``: the handler raises (the bot answers with an INTERNAL gRPC status).
 - ``info-only``: answers GetInfo, but ChooseAction is unimplemented.
+- ``unparseable``: answers bytes that do not parse as a ChooseActionResponse.
+- ``other-type``: answers the bytes of another message (a GetInfoResponse).
+- ``unknown-field``: a valid answer with a field the contract does not define after it.
+- ``unknown-inner-field``: a valid answer with an undefined field inside its action.
+- ``other-game``: a well-formed action of another game (King in an Oh Hell match).
+- ``rude-status``: fails with PERMISSION_DENIED and 3,500 characters of details, escapes
+  and control characters among them.
+
+The server takes and sends bytes (a generic handler), so a mode may answer bytes that no
+generated stub would send.
 """
 
 from __future__ import annotations
@@ -21,18 +31,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import sys
+from collections.abc import Awaitable, Callable
 
 import grpc
 import grpc.aio
+from google.protobuf.message import Message
 
-from botkit.server import SERVER_OPTIONS, add_port
-from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
-from cardarena.game.v1 import cards_pb2, game_pb2, oh_hell_pb2
+from cardarena.bot.v1 import bot_service_pb2
+from cardarena.game.v1 import cards_pb2, game_pb2, king_pb2, oh_hell_pb2
 from referee.codec.wire import length_delimited, varint
+from tests.bots.serving import serve_until_terminated
 
 Context = grpc.aio.ServicerContext[object, object]
+Answer = bot_service_pb2.ChooseActionResponse | bytes
+
+UNDEFINED_FIELD = varint((1000 << 3) | 2) + varint(3) + b"xyz"
+"""A length-delimited field numbered 1000, which no message of the contract defines."""
 
 
 def huge_response(action: game_pb2.Action) -> bot_service_pb2.ChooseActionResponse:
@@ -43,7 +58,7 @@ def huge_response(action: game_pb2.Action) -> bot_service_pb2.ChooseActionRespon
     return response
 
 
-class Misbehaving(bot_service_pb2_grpc.BotServiceServicer):
+class Misbehaving:
     def __init__(self, mode: str, after: int, times: int, sleep_ms: int) -> None:
         self.mode, self.after, self.times, self.sleep_ms = mode, after, times, sleep_ms
         self.moves = 0
@@ -65,7 +80,7 @@ class Misbehaving(bot_service_pb2_grpc.BotServiceServicer):
 
     async def ChooseAction(
         self, request: bot_service_pb2.ChooseActionRequest, context: Context
-    ) -> bot_service_pb2.ChooseActionResponse:
+    ) -> Answer:
         self.moves += 1
         first = request.legal_actions[0]
         if not self.after < self.moves <= self.after + self.times:
@@ -93,6 +108,23 @@ class Misbehaving(bot_service_pb2_grpc.BotServiceServicer):
             raise RuntimeError("bot bug")
         elif mode == "info-only":
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, "ChooseAction not implemented")
+        elif mode == "unparseable":
+            return b"\xff\xff\xff\xff"
+        elif mode == "other-type":
+            return bot_service_pb2.GetInfoResponse(name="a bot", version="1").SerializeToString()
+        elif mode == "unknown-field":
+            return bot_service_pb2.ChooseActionResponse(action=first).SerializeToString() + (
+                UNDEFINED_FIELD
+            )
+        elif mode == "unknown-inner-field":
+            action = first.SerializeToString() + UNDEFINED_FIELD
+            return length_delimited(varint((1 << 3) | 2), action)
+        elif mode == "other-game":
+            king = king_pb2.KingAction(trump=cards_pb2.SUIT_HEARTS)
+            return bot_service_pb2.ChooseActionResponse(action=game_pb2.Action(king=king))
+        elif mode == "rude-status":
+            details = "\x1b[2J\x1b[31mPWNED\n\x07" + "é" * 500 + "x" * 3000
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, details)
         return bot_service_pb2.ChooseActionResponse(action=first)
 
 
@@ -111,18 +143,32 @@ def _illegal(request: bot_service_pb2.ChooseActionRequest) -> game_pb2.Action:
     return game_pb2.Action(oh_hell=oh_hell_pb2.OhHellAction(bid=99))
 
 
-async def serve(mode: str, after: int, times: int, sleep_ms: int, listen: str) -> None:
-    server = grpc.aio.server(options=SERVER_OPTIONS)
-    bot_service_pb2_grpc.add_BotServiceServicer_to_server(
-        Misbehaving(mode, after, times, sleep_ms), server
+def _serialize(answer: Answer) -> bytes:
+    return answer if isinstance(answer, bytes) else answer.SerializeToString()
+
+
+def bytes_handlers(bot: Misbehaving) -> grpc.GenericRpcHandler:
+    """The bot's methods behind a generic handler whose answers may be raw bytes."""
+    methods: dict[str, tuple[Callable[..., Awaitable[object]], type[Message]]] = {
+        "GetInfo": (bot.GetInfo, bot_service_pb2.GetInfoRequest),
+        "StartMatch": (bot.StartMatch, bot_service_pb2.StartMatchRequest),
+        "ChooseAction": (bot.ChooseAction, bot_service_pb2.ChooseActionRequest),
+        "EndMatch": (bot.EndMatch, bot_service_pb2.EndMatchRequest),
+    }
+    return grpc.method_handlers_generic_handler(
+        "cardarena.bot.v1.BotService",
+        {
+            name: grpc.unary_unary_rpc_method_handler(
+                method, request_deserializer=request.FromString, response_serializer=_serialize
+            )
+            for name, (method, request) in methods.items()
+        },
     )
-    port = add_port(server, listen)
-    await server.start()
-    print(f"LISTENING {listen.rsplit(':', 1)[0]}:{port}", flush=True)
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    await stop.wait()
-    await server.stop(grace=0.5)
+
+
+async def serve(mode: str, after: int, times: int, sleep_ms: int, listen: str) -> None:
+    bot = Misbehaving(mode, after, times, sleep_ms)
+    await serve_until_terminated(bytes_handlers(bot), listen)
 
 
 def main() -> None:

@@ -374,6 +374,7 @@ class LadderConfig(_message.Message):
     MAX_FAULTS_FIELD_NUMBER: _builtins.int
     DUPLICATE_DEALS_FIELD_NUMBER: _builtins.int
     CONCURRENCY_FIELD_NUMBER: _builtins.int
+    MAX_MATCHES_PER_BOT_FIELD_NUMBER: _builtins.int
     ALLOW_SELF_PLAY_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """A unique name."""
@@ -387,6 +388,11 @@ class LadderConfig(_message.Message):
     """Replay each deal with the seats rotated among the same bots, rated as one set."""
     concurrency: _builtins.int
     """Matches of this ladder played at the same time."""
+    max_matches_per_bot: _builtins.int
+    """The most matches one bot plays at once when the match to start is of this ladder (its
+    matches in every ladder counted), whatever the bot announces in
+    GetInfoResponse.max_concurrent_matches (0: the arena's default, 4; at most 1000).
+    """
     allow_self_play: _builtins.bool
     """Let one owner's bots (or bots at one address) meet in a match: for an operator's own
     ladders. Off by default: every seat of a match belongs to a different owner and address.
@@ -405,11 +411,12 @@ class LadderConfig(_message.Message):
         max_faults: _builtins.int = ...,
         duplicate_deals: _builtins.bool = ...,
         concurrency: _builtins.int = ...,
+        max_matches_per_bot: _builtins.int = ...,
         allow_self_play: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_self_play", b"allow_self_play", "concurrency", b"concurrency", "duplicate_deals", b"duplicate_deals", "max_faults", b"max_faults", "move_time_ms", b"move_time_ms", "name", b"name", "settings", b"settings", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_self_play", b"allow_self_play", "concurrency", b"concurrency", "duplicate_deals", b"duplicate_deals", "max_faults", b"max_faults", "max_matches_per_bot", b"max_matches_per_bot", "move_time_ms", b"move_time_ms", "name", b"name", "settings", b"settings", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -932,7 +939,11 @@ class WatchMatchResponse(_message.Message):
     FINISHED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def move(self) -> Global___MoveEvent:
-        """A move was played. Moves in these games are public information."""
+        """A public move was played. A move that declines an optional decision only some hands
+        are offered (keep the 7 of trumps, declare no sequence, end a meld turn unmelded, keep
+        a drawn card) is not sent: that it was asked would tell of a hidden hand. The finished
+        record has every move.
+        """
 
     @_builtins.property
     def finished(self) -> _record_pb2.MatchRecord:
@@ -966,7 +977,9 @@ class MoveEvent(_message.Message):
     DEFAULTED_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     index: _builtins.int
-    """The move's number, from 0."""
+    """The event's number among this match's move events, from 0 (not the move's number in the
+    record, which counts the moves not sent too).
+    """
     seat: _builtins.int
     """The seat that moved."""
     description: _builtins.str

@@ -27,7 +27,7 @@ from cardarena.game.v1 import options_pb2 as cardarena_dot_game_dot_v1_dot_optio
 from cardarena.game.v1 import record_pb2 as cardarena_dot_game_dot_v1_dot_record__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"cardarena/bot/v1/bot_service.proto\x12\x10\x63\x61rdarena.bot.v1\x1a\x1c\x63\x61rdarena/game/v1/game.proto\x1a\x1f\x63\x61rdarena/game/v1/options.proto\x1a\x1e\x63\x61rdarena/game/v1/record.proto\"\x10\n\x0eGetInfoRequest\"?\n\x0fGetInfoResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x03(\t\"9\n\x0bTimeControl\x12\x14\n\x0cmove_time_ms\x18\x01 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x02 \x01(\r\"\x9b\x01\n\x11StartMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x31\n\x08settings\x18\x02 \x01(\x0b\x32\x1f.cardarena.game.v1.GameSettings\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x33\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x1d.cardarena.bot.v1.TimeControl\"\x14\n\x12StartMatchResponse\"\x98\x02\n\x13\x43hooseActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x31\n\x08settings\x18\x02 \x01(\x0b\x32\x1f.cardarena.game.v1.GameSettings\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x33\n\x0bobservation\x18\x04 \x01(\x0b\x32\x1e.cardarena.game.v1.Observation\x12\x30\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x19.cardarena.game.v1.Action\x12\x33\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x1d.cardarena.bot.v1.TimeControl\x12\x12\n\nmove_index\x18\x07 \x01(\r\"A\n\x14\x43hooseActionResponse\x12)\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x19.cardarena.game.v1.Action\"\x93\x01\n\x0f\x45ndMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12.\n\x06status\x18\x03 \x01(\x0e\x32\x1e.cardarena.game.v1.MatchStatus\x12\x30\n\x07outcome\x18\x04 \x01(\x0b\x32\x1f.cardarena.game.v1.MatchOutcome\"\x12\n\x10\x45ndMatchResponse2\xe7\x02\n\nBotService\x12N\n\x07GetInfo\x12 .cardarena.bot.v1.GetInfoRequest\x1a!.cardarena.bot.v1.GetInfoResponse\x12W\n\nStartMatch\x12#.cardarena.bot.v1.StartMatchRequest\x1a$.cardarena.bot.v1.StartMatchResponse\x12]\n\x0c\x43hooseAction\x12%.cardarena.bot.v1.ChooseActionRequest\x1a&.cardarena.bot.v1.ChooseActionResponse\x12Q\n\x08\x45ndMatch\x12!.cardarena.bot.v1.EndMatchRequest\x1a\".cardarena.bot.v1.EndMatchResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"cardarena/bot/v1/bot_service.proto\x12\x10\x63\x61rdarena.bot.v1\x1a\x1c\x63\x61rdarena/game/v1/game.proto\x1a\x1f\x63\x61rdarena/game/v1/options.proto\x1a\x1e\x63\x61rdarena/game/v1/record.proto\"\x10\n\x0eGetInfoRequest\"_\n\x0fGetInfoResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x03(\t\x12\x1e\n\x16max_concurrent_matches\x18\x04 \x01(\r\"9\n\x0bTimeControl\x12\x14\n\x0cmove_time_ms\x18\x01 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x02 \x01(\r\"\x9b\x01\n\x11StartMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x31\n\x08settings\x18\x02 \x01(\x0b\x32\x1f.cardarena.game.v1.GameSettings\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x33\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x1d.cardarena.bot.v1.TimeControl\"\x14\n\x12StartMatchResponse\"\x98\x02\n\x13\x43hooseActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x31\n\x08settings\x18\x02 \x01(\x0b\x32\x1f.cardarena.game.v1.GameSettings\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x33\n\x0bobservation\x18\x04 \x01(\x0b\x32\x1e.cardarena.game.v1.Observation\x12\x30\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x19.cardarena.game.v1.Action\x12\x33\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x1d.cardarena.bot.v1.TimeControl\x12\x12\n\nmove_index\x18\x07 \x01(\r\"A\n\x14\x43hooseActionResponse\x12)\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x19.cardarena.game.v1.Action\"\x93\x01\n\x0f\x45ndMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12.\n\x06status\x18\x03 \x01(\x0e\x32\x1e.cardarena.game.v1.MatchStatus\x12\x30\n\x07outcome\x18\x04 \x01(\x0b\x32\x1f.cardarena.game.v1.MatchOutcome\"\x12\n\x10\x45ndMatchResponse2\xe7\x02\n\nBotService\x12N\n\x07GetInfo\x12 .cardarena.bot.v1.GetInfoRequest\x1a!.cardarena.bot.v1.GetInfoResponse\x12W\n\nStartMatch\x12#.cardarena.bot.v1.StartMatchRequest\x1a$.cardarena.bot.v1.StartMatchResponse\x12]\n\x0c\x43hooseAction\x12%.cardarena.bot.v1.ChooseActionRequest\x1a&.cardarena.bot.v1.ChooseActionResponse\x12Q\n\x08\x45ndMatch\x12!.cardarena.bot.v1.EndMatchRequest\x1a\".cardarena.bot.v1.EndMatchResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,21 +37,21 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETINFOREQUEST']._serialized_start=151
   _globals['_GETINFOREQUEST']._serialized_end=167
   _globals['_GETINFORESPONSE']._serialized_start=169
-  _globals['_GETINFORESPONSE']._serialized_end=232
-  _globals['_TIMECONTROL']._serialized_start=234
-  _globals['_TIMECONTROL']._serialized_end=291
-  _globals['_STARTMATCHREQUEST']._serialized_start=294
-  _globals['_STARTMATCHREQUEST']._serialized_end=449
-  _globals['_STARTMATCHRESPONSE']._serialized_start=451
-  _globals['_STARTMATCHRESPONSE']._serialized_end=471
-  _globals['_CHOOSEACTIONREQUEST']._serialized_start=474
-  _globals['_CHOOSEACTIONREQUEST']._serialized_end=754
-  _globals['_CHOOSEACTIONRESPONSE']._serialized_start=756
-  _globals['_CHOOSEACTIONRESPONSE']._serialized_end=821
-  _globals['_ENDMATCHREQUEST']._serialized_start=824
-  _globals['_ENDMATCHREQUEST']._serialized_end=971
-  _globals['_ENDMATCHRESPONSE']._serialized_start=973
-  _globals['_ENDMATCHRESPONSE']._serialized_end=991
-  _globals['_BOTSERVICE']._serialized_start=994
-  _globals['_BOTSERVICE']._serialized_end=1353
+  _globals['_GETINFORESPONSE']._serialized_end=264
+  _globals['_TIMECONTROL']._serialized_start=266
+  _globals['_TIMECONTROL']._serialized_end=323
+  _globals['_STARTMATCHREQUEST']._serialized_start=326
+  _globals['_STARTMATCHREQUEST']._serialized_end=481
+  _globals['_STARTMATCHRESPONSE']._serialized_start=483
+  _globals['_STARTMATCHRESPONSE']._serialized_end=503
+  _globals['_CHOOSEACTIONREQUEST']._serialized_start=506
+  _globals['_CHOOSEACTIONREQUEST']._serialized_end=786
+  _globals['_CHOOSEACTIONRESPONSE']._serialized_start=788
+  _globals['_CHOOSEACTIONRESPONSE']._serialized_end=853
+  _globals['_ENDMATCHREQUEST']._serialized_start=856
+  _globals['_ENDMATCHREQUEST']._serialized_end=1003
+  _globals['_ENDMATCHRESPONSE']._serialized_start=1005
+  _globals['_ENDMATCHRESPONSE']._serialized_end=1023
+  _globals['_BOTSERVICE']._serialized_start=1026
+  _globals['_BOTSERVICE']._serialized_end=1385
 # @@protoc_insertion_point(module_scope)

@@ -49,10 +49,16 @@ class GetInfoResponse(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    MAX_CONCURRENT_MATCHES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The bot's name."""
     version: _builtins.str
     """The bot's version (free text, for example a git hash)."""
+    max_concurrent_matches: _builtins.int
+    """The most matches the bot wants to play at once, across every ladder of the arena (0: no
+    preference). The arena never gives it more, nor more than the ladder's
+    `max_matches_per_bot`; a value changed later is learned at the next GetInfo.
+    """
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The games it can play; empty means all."""
@@ -63,10 +69,11 @@ class GetInfoResponse(_message.Message):
         name: _builtins.str = ...,
         version: _builtins.str = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
+        max_concurrent_matches: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "name", b"name", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "max_concurrent_matches", b"max_concurrent_matches", "name", b"name", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -173,7 +180,12 @@ class ChooseActionRequest(_message.Message):
     seat: _builtins.int
     """The seat to act, from 0."""
     move_index: _builtins.int
-    """The decision's number in the match, from 0."""
+    """The decision's number among this seat's decisions in the match, from 0: how many times
+    this seat has been asked before (answered or played for it after a fault). It counts only
+    this seat's own decisions, because some games ask a decision only of a seat whose hand
+    allows it (declare a sequence, exchange the 7 of trumps, a meld turn): a count of every
+    seat's decisions would tell the others of that hand.
+    """
     @_builtins.property
     def settings(self) -> _options_pb2.GameSettings:
         """The game, its options and the number of seats."""

@@ -402,7 +402,7 @@ class KingState(State):
         self.hand_number += 1
         self.contract = contract_of_hand(self.hand_number)
         self.dealer = dealer = (self.first_dealer + self.hand_number - 1) % NUM_SEATS
-        deck = list(_BITS)
+        deck = list(range(52))
         # rng.shuffle(deck), inlined: the same getrandbits draws, the same deck, ~2x cheaper.
         getrandbits = self.rng.getrandbits
         for i, bits in _SHUFFLE_STEPS:
@@ -410,9 +410,10 @@ class KingState(State):
             while j > i:
                 j = getrandbits(bits)
             deck[i], deck[j] = deck[j], deck[i]
+        deck = self.arrange_deal(deck)
         hands = [0] * NUM_SEATS
         for i in range(NUM_SEATS):  # one at a time, starting at the dealer's left
-            hands[(dealer + 1 + i) % NUM_SEATS] = sum(deck[i::NUM_SEATS])
+            hands[(dealer + 1 + i) % NUM_SEATS] = sum(map(_BITS.__getitem__, deck[i::NUM_SEATS]))
         self._start_hand(hands)
 
     def _start_hand(self, hands: list[int]) -> None:
@@ -825,6 +826,11 @@ class KingState(State):
 
     def describe_action(self, action: int) -> str:
         return describe_action(action)
+
+    def is_public_action(self, action: int) -> bool:
+        # Every seat is asked every decision whatever it holds (a card to each trick, a call in
+        # each auction turn), so no decision's existence tells of a hand.
+        return True
 
     def private_cards(self, seat: int) -> frozenset[int]:
         return frozenset(cards_of(self.hands[seat]))

@@ -29,10 +29,11 @@ The D-KLAB-* decisions are options: ``dix_with_named_trump`` (D-KLAB-1),
 
 Simplifications for a referee: a player is offered only the maximal runs in his hand to
 declare (a shorter part of a run never compares better), and a seat with no run of three, or a
-seat not holding the 7 of trumps, is not asked at all. When two declarations meet, both seats
-see each declared length and top rank at once (the "how high?" exchange of the table); the
-scoring sequence's cards are shown after trick 1. In the ``all_of_best_holder`` variant the best
-holder also scores every other maximal run in his hand.
+seat not holding the 7 of trumps, is not asked at all; so keeping the 7 and declaring nothing
+are not public (``is_public_action``): nothing the other seat or a spectator is sent shows them.
+When two declarations meet, both seats see each declared length and top rank at once (the "how
+high?" exchange of the table); the scoring sequence's cards are shown after trick 1. In the
+``all_of_best_holder`` variant the best holder also scores every other maximal run in his hand.
 
 Cards: ``id = 8 * (suit - 1) + r`` with ``r`` 0..7 for 7 8 9 T J Q K A (``Suit`` numbering), so a
 run in sequence order is a run of adjacent bits.
@@ -620,6 +621,7 @@ class KlaberjassState(State):
             cards = list(deck)
             if sorted(cards) != list(range(DECK_SIZE)):
                 raise ValueError("a deck holds each of the 32 cards once")
+        cards = self.arrange_deal(cards)
         self._drop_views()
         self.deck = cards
         self.hand_number += 1
@@ -1062,6 +1064,11 @@ class KlaberjassState(State):
             top = RANK_LETTERS[RANKS[seq.top]]
             return f"declare a sequence of {seq.length} to the {top}"
         return self.describe_action(action)
+
+    def is_public_action(self, action: int) -> bool:
+        # Only the holder of the 7 of trumps is asked about the dix, and only a holder of a run
+        # whether to declare: keeping the 7 and declaring nothing must leave no trace.
+        return action != KEEP and action != NO_SEQUENCE
 
     def private_cards(self, seat: int) -> frozenset[int]:
         return frozenset(cards_of(self.hands[seat] & ~self.known))

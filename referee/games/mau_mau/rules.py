@@ -39,7 +39,8 @@ Actions (ints): bits 0-5 hold the discarded card (``StandardDeck`` id, 0..51); b
 suit a Jack announces (0 = none, else the ``Suit`` value); bits 9-11 the suit of a second Jack
 discarded with it (0 = a single card; the pair is written with the lower id first); bit 12
 (``LAST_CARD``) the last-card announcement. ``DRAW`` (52) draws because no discard is legal;
-``PASS`` (53) keeps a drawn card under ``cannot_discard = draw_then_may_play``.
+``PASS`` (53) keeps a drawn card under ``cannot_discard = draw_then_may_play``; only a player
+whose drawn card is playable is asked, so ``PASS`` is not public (``is_public_action``).
 """
 
 from __future__ import annotations
@@ -413,6 +414,7 @@ class MauMauState(State):
         self.dealer = (self.dealer + 1) % n
         deck = list(range(_DECK))
         shuffle(deck, self.rng)
+        deck = self.arrange_deal(deck)
         dealt = n * HAND_SIZE
         hands = [0] * n
         for k in range(n):  # one card at a time from the dealer's left: every n-th card
@@ -684,6 +686,11 @@ class MauMauState(State):
         if action & LAST_CARD:
             text += " (last card)"
         return text
+
+    def is_public_action(self, action: int) -> bool:
+        # Only a player whose drawn card is playable is asked whether to play it (option
+        # draw_then_may_play): keeping it must look like a drawn card that cannot be played.
+        return action != PASS
 
     def private_cards(self, seat: int) -> frozenset[int]:
         return frozenset(set_bits(self.hands[seat]))

@@ -244,7 +244,7 @@ class OhHellState(State):
         self.dealer = (self.first_dealer + self.hand_index) % n
         # A uniform random ordering of just the cards that leave the deck: the same as dealing
         # from a shuffled deck, without shuffling the cards nobody will see.
-        deck = self.rng.sample(_DECK, n * size + 1)
+        deck = self.arrange_deal(self.rng.sample(_DECK, n * size + 1))
         hands = [0] * n
         for i in range(n * size):  # one card at a time, starting at the dealer's left
             hands[(self.dealer + 1 + i) % n] |= 1 << deck[i]
@@ -466,6 +466,10 @@ class OhHellState(State):
         if action < 0:
             return f"action {action}"
         return f"play {StandardDeck.name(action)}"
+
+    def is_public_action(self, action: int) -> bool:
+        # Every seat bids once and plays a card to every trick whatever it holds.
+        return True
 
     def private_cards(self, seat: int) -> frozenset[int]:
         return frozenset(set_bits(self.hands[seat]))

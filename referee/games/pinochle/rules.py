@@ -9,7 +9,9 @@ Phase 1 (twelve tricks, while the stock lasts): the non-dealer leads, later the 
 The second card may be anything; a trump beats a plain card, a higher card of the suit led wins,
 otherwise (other plain suit, or the identical card) the card led wins. After each trick the
 winner may make one meld and/or exchange the 9 of trumps for the turn-up, then draws the top
-stock card; the loser draws the next (after trick 12 the loser takes the turn-up).
+stock card; the loser draws the next (after trick 12 the loser takes the turn-up). The meld turn
+is opened only when he can do one of those, so ending it with a draw is not public
+(``is_public_action``): to the other player it looks like the draw after any other trick.
 
 Melds (scored as announced): marriage K+Q of a suit 20, royal marriage K+Q of trumps 40,
 flush A 10 K Q J of trumps 150 (class A); four aces 100, kings 80, queens 60, jacks 40, one of
@@ -896,7 +898,7 @@ class PinochleState(State):
     def _deal(self) -> None:
         self.hand_number = number = self.hand_number + 1
         self.dealer = dealer = (self.first_dealer + number - 1) % 2
-        deck = shuffled_deck(self.rng)
+        deck = self.arrange_deal(shuffled_deck(self.rng))
         # Packets of four: non-dealer, dealer, non-dealer, dealer, non-dealer, dealer.
         pair = _PAIR
         first = (
@@ -1301,6 +1303,11 @@ class PinochleState(State):
         if action == DECLARE_OUT:
             return "declare out"
         return f"action {action}"
+
+    def is_public_action(self, action: int) -> bool:
+        # A trick's winner has a meld turn only when he holds a meld or a 9 of trumps: ending
+        # it unmelded (DRAW) must look like the draw that follows a trick without one.
+        return action != DRAW
 
     def private_cards(self, seat: int) -> frozenset[int]:
         return frozenset(cards_of(self.hands[seat] & ~self.known[seat]))
