@@ -58,6 +58,10 @@ class ArenaConfig:
 
     worker_id: str = "local"
     workers: int = 16
+    validation_workers: int | None = None
+    """At most this many of the workers play validation matches at once (None:
+    ``default_validation_workers(workers)``): a flood of registrations waits for these while
+    the other workers go on with the ladders."""
     lease_s: float = 300.0
     schedule_interval_s: float = 0.2
     pool_refresh_s: float = 5.0
@@ -91,6 +95,11 @@ class ArenaConfig:
         default_factory=lambda: TimeControl(move_time_ms=2000, time_bank_ms=10_000)
     )
     seed: int | None = None
+
+
+def default_validation_workers(workers: int) -> int:
+    """A quarter of the workers (at least one) for validation matches."""
+    return max(1, workers // 4)
 
 
 class MatchFailed(Exception):
@@ -168,6 +177,14 @@ class Arena:
         self._work_available = trio.Event()
         self._pools: dict[str, LadderPool] = {}
         self._ladders: dict[str, arena_service_pb2.LadderConfig] = {}
+        share = self.config.validation_workers
+        self.validation_share = min(
+            self.config.workers,
+            default_validation_workers(self.config.workers) if share is None else share,
+        )
+        """How many validation matches this process plays at once, at most."""
+        self.validating = 0
+        """Validation matches claimed or being claimed here right now."""
         self._announced: dict[str, int] = {}
         self._targets: dict[str, str] = {}
         """Each bot endpoint's channel target, as ``connect_target`` last resolved it."""
@@ -289,21 +306,43 @@ class Arena:
     # -- playing --------------------------------------------------------------------------------
 
     async def _work_forever(self) -> None:
+        """Claim and play matches until ``stop``. A worker takes the oldest match of any kind
+        while a validation slot is free (it holds the slot while it claims, and keeps it if it
+        got a validation match), else the oldest ladder match: at most ``validation_share``
+        validation matches play here at once, whatever waits in the queue."""
         while not self.stop.is_set():
-            claim = await self.db(self.store.claim, self.config.worker_id, self.config.lease_s)
+            reserve = self.validating < self.validation_share
+            self.validating += reserve  # held while claiming: two workers cannot both take it
+            claim = None
+            try:
+                claim = await self.db(
+                    self.store.claim, self.config.worker_id, self.config.lease_s, not reserve
+                )
+            finally:
+                if claim is None or claim.kind != "validation":
+                    self.validating -= reserve
             if claim is None:
                 with trio.move_on_after(0.5):
                     await self._work_available.wait()
                 continue
             try:
-                await self.play_claim(claim)
-                await self._remember_limits(self._announced_in(claim))
-            except Exception as error:  # not a bot's fault: it must not take the arena down
-                kind, cause = _failure_of(error)
-                log.exception("match %s failed (%s)", claim.match_id, kind)
-                with trio.CancelScope(shield=True), contextlib.suppress(Exception):
-                    await self._fail(claim, kind, f"{type(cause).__name__}: {cause}")
-                await trio.sleep(1.0)
+                await self._play_or_fail(claim)
+            finally:
+                if claim.kind == "validation":
+                    self.validating -= 1
+
+    async def _play_or_fail(self, claim: Claim) -> None:
+        """Play a claimed match (and remember the limits its bots announced); a failure that
+        is not a bot's fault gives it back (or parks it) and must not take the arena down."""
+        try:
+            await self.play_claim(claim)
+            await self._remember_limits(self._announced_in(claim))
+        except Exception as error:
+            kind, cause = _failure_of(error)
+            log.exception("match %s failed (%s)", claim.match_id, kind)
+            with trio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await self._fail(claim, kind, f"{type(cause).__name__}: {cause}")
+            await trio.sleep(1.0)
 
     async def _fail(self, claim: Claim, kind: str, detail: str) -> None:
         """Give a failed match back to the queue under a new id, or park it."""

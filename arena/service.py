@@ -20,6 +20,7 @@ from arena import fields
 from arena.endpoint_guard import EndpointRefused, GuardedTarget
 from arena.ladder import Arena
 from arena.limits import RETRY_AFTER, ApiLimits, bearer_token, peer_key, whole_seconds
+from arena.public import STRANGER, Viewer, profile_view, record_view, standings_view
 from arena.store.calls import call_store
 from arena.store.repository import (
     DETAIL_LIMIT,
@@ -31,6 +32,7 @@ from arena.store.repository import (
 )
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
+from cardarena.game.v1 import record_pb2
 from referee.codec.common import game_description, option_value, options_from_wire
 from referee.games.api import RulesError
 from referee.games.registry import STATE_CLASSES, game_types, make_game
@@ -99,6 +101,24 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         return bool(self.admin_token) and hmac.compare_digest(
             _token(context) or "", self.admin_token
         )
+
+    async def _viewer(self, context: Context) -> Viewer:
+        """Who is asking, decided once per read: what ``arena.public`` lets it see."""
+        if self._is_admin(context):
+            return Viewer(admin=True)
+        token = _token(context)
+        if not token:
+            return STRANGER
+        return Viewer(owner=await self._call(context, self.store.token_owner, token))
+
+    async def _record_for(
+        self, context: Context, record: record_pb2.MatchRecord, viewer: Viewer
+    ) -> record_pb2.MatchRecord:
+        """A match record as ``viewer`` may see it."""
+        if viewer.admin:
+            return record
+        owners = await self._call(context, self.store.seat_owners, record.match_id)
+        return record_view(record, owners, viewer)
 
     async def _require_admin(self, context: Context, what: str) -> None:
         if not self._is_admin(context):
@@ -269,26 +289,30 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             context, self.store.standings, ladder.ladder_id, request.limit, request.offset
         )
         total = await self._call(context, self.store.count_entrants, ladder.ladder_id)
-        return pb.GetStandingsResponse(ladder=ladder, standings=standings, total=total)
+        response = pb.GetStandingsResponse(ladder=ladder, standings=standings, total=total)
+        return standings_view(response, await self._viewer(context))
 
     async def GetBotProfile(
         self, request: pb.GetBotProfileRequest, context: Context
     ) -> pb.GetBotProfileResponse:
         await _require(context, fields.identifier("bot_id", request.bot_id))
         recent = request.recent_matches or 20
-        return await self._call(context, self.store.profile, request.bot_id, min(recent, 500))
+        profile = await self._call(context, self.store.profile, request.bot_id, min(recent, 500))
+        return profile_view(profile, await self._viewer(context))
 
     async def GetMatchRecord(
         self, request: pb.GetMatchRecordRequest, context: Context
     ) -> pb.GetMatchRecordResponse:
         await _require(context, fields.identifier("match_id", request.match_id))
         record = await self._call(context, self.store.match_record, request.match_id)
-        return pb.GetMatchRecordResponse(record=record)
+        shown = await self._record_for(context, record, await self._viewer(context))
+        return pb.GetMatchRecordResponse(record=shown)
 
     async def WatchMatch(
         self, request: pb.WatchMatchRequest, context: Context
     ) -> AsyncIterator[pb.WatchMatchResponse]:
         await _require(context, fields.identifier("match_id", request.match_id))
+        viewer = await self._viewer(context)
         live = self.arena.live.get(request.match_id)
         if live is not None:
             # A rotation's moves show the cards of its deal, which other rotations still
@@ -304,18 +328,29 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 )
         if live is None:
             record = await self._call(context, self.store.match_record, request.match_id)
-            yield pb.WatchMatchResponse(finished=record)
+            yield pb.WatchMatchResponse(finished=await self._record_for(context, record, viewer))
             return
         queue: asyncio.Queue[pb.WatchMatchResponse | None] = asyncio.Queue()
         backlog = list(live.events)
         live.subscribers.append(queue)
         try:
             for event in backlog:
-                yield event
+                yield await self._event_for(context, event, viewer)
             while (next_event := await queue.get()) is not None:
-                yield next_event
+                yield await self._event_for(context, next_event, viewer)
         finally:
             live.subscribers.remove(queue)
+
+    async def _event_for(
+        self, context: Context, event: pb.WatchMatchResponse, viewer: Viewer
+    ) -> pb.WatchMatchResponse:
+        """A watch event as ``viewer`` may see it: moves are public; the final record is
+        shown like ``GetMatchRecord`` shows it (the event itself is shared by every watcher)."""
+        if not event.HasField("finished"):
+            return event
+        return pb.WatchMatchResponse(
+            finished=await self._record_for(context, event.finished, viewer)
+        )
 
     # -- identity and operator controls ---------------------------------------------------------
 

@@ -241,8 +241,14 @@ def test_a_banned_owners_bots_stop_being_scheduled_and_its_token_is_refused(
             assert error.code() == grpc.StatusCode.PERMISSION_DENIED, (method, error)
             assert "banned by the operator: colluding" in error.details(), error.details()
         for bot_id in ids["ann"]:
-            bot = anonymous.call("GetBotProfile", pb.GetBotProfileRequest(bot_id=bot_id)).bot
+            asked = pb.GetBotProfileRequest(bot_id=bot_id)
+            bot = anonymous.call("GetBotProfile", asked, token=tokens["ann"]).bot
             assert bot.state == pb.BOT_STATE_PAUSED and "colluding" in bot.state_detail
+            public = anonymous.call("GetBotProfile", asked).bot  # the reason is the owner's
+            assert (public.state, public.state_detail) == (
+                pb.BOT_STATE_PAUSED,
+                "held by the operator",
+            )
 
         # The ladder goes on with bob's three free bots, and never again seats the others.
         wait_for(lambda: len(matches_since(service.db, banned_at)) >= 4, timeout_s=120)

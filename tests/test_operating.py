@@ -167,18 +167,27 @@ def test_a_second_arena_on_one_sqlite_file_refuses_until_the_first_is_killed(
 # Malformed requests.
 
 
-def _raw_call(channel: grpc.Channel, method: Any, service: Any, payload: bytes) -> None:
+def _raw_call(
+    channel: grpc.Channel,
+    method: Any,
+    service: Any,
+    payload: bytes,
+    metadata: tuple[tuple[str, str], ...] = (),
+) -> bytes:
+    """Call ``method`` of ``service`` with ``payload`` as its request bytes (a stream read to
+    its end): the answer's bytes (a stream's last message, if any); raises ``grpc.RpcError``
+    for a status other than OK."""
     path = f"/{service.full_name}/{method.name}"
     if method.server_streaming:
         stream: grpc.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(
             path, request_serializer=None, response_deserializer=None
         )
-        list(stream(payload, timeout=10))
-    else:
-        unary: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
-            path, request_serializer=None, response_deserializer=None
-        )
-        unary(payload, timeout=10)
+        answers = list(stream(payload, timeout=10, metadata=metadata))
+        return answers[-1] if answers else b""
+    unary: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+        path, request_serializer=None, response_deserializer=None
+    )
+    return unary(payload, timeout=10, metadata=metadata)
 
 
 def test_malformed_bytes_get_invalid_argument_on_every_method_and_a_bounded_log(

@@ -880,15 +880,16 @@ class Store:
         return row is not None
 
     @retry_transient
-    def claim(self, worker: str, lease_s: float) -> Claim | None:
-        """Take the oldest waiting match none of whose bots is at its limit of matches at
-        once (``match_limit``) for ``worker`` until the lease ends.
+    def claim(self, worker: str, lease_s: float, ladder_only: bool = False) -> Claim | None:
+        """Take the oldest waiting match (``ladder_only``: the oldest ladder match, passing
+        validation matches over) none of whose bots is at its limit of matches at once
+        (``match_limit``) for ``worker`` until the lease ends.
 
         Not waited onto disk (``durable=False``): a claim lost in a database crash only lets
         the match be played again, and its result still counts once (by match id).
         """
         with self.db.transaction(durable=False) as tx:
-            match_id = self._claimable(tx)
+            match_id = self._claimable(tx, ladder_only)
             if match_id is None:
                 return None
             row = tx.one(
@@ -907,8 +908,9 @@ class Store:
         endpoints = tuple(found.get(bot_id, "") for bot_id in seats)
         return Claim(row[0], row[1], row[2], int(row[3]), seats, endpoints)
 
-    def _claimable(self, tx: Tx) -> str | None:
-        """The oldest waiting match whose bots may all start one more (``match_limit``).
+    def _claimable(self, tx: Tx, ladder_only: bool = False) -> str | None:
+        """The oldest waiting match (``ladder_only``: ladder match) whose bots may all start
+        one more (``match_limit``).
 
         A bot's matches at once are counted from the queue (its matches being played, in any
         ladder), so whatever puts a match back (release, an expired lease's recovery) frees its
@@ -920,6 +922,7 @@ class Store:
         transaction already holds the only write lock.
         """
         postgres = tx.dialect == "postgres"
+        kind = "AND m.kind = 'ladder' " if ladder_only else ""
         playing = self._playing(tx)
         announced = self._announced(tx, sorted(playing))
         offset = 0
@@ -927,7 +930,7 @@ class Store:
             page = tx.all(
                 "SELECT m.match_id, m.seats, COALESCE(l.max_matches_per_bot, 0) FROM matches m "
                 "LEFT JOIN ladders l ON l.ladder_id = m.ladder_id WHERE m.status = 'waiting' "
-                "ORDER BY m.created_at_us, m.match_id LIMIT ? OFFSET ?",
+                f"{kind}ORDER BY m.created_at_us, m.match_id LIMIT ? OFFSET ?",
                 (CLAIM_PAGE, offset),
             )
             for match_id, seats, cap in page:
@@ -1419,6 +1422,36 @@ class Store:
         if unfinished:
             raise StoreError("FAILED_PRECONDITION", withheld_message(match_id, unfinished))
         return record_pb2.MatchRecord.FromString(bytes(row[0]))
+
+    def token_owner(self, token: str) -> str | None:
+        """The name of the owner whose token this is (banned or not), or None: who is asking,
+        for what a read shows (``arena.public``)."""
+        with self.db.transaction() as tx:
+            row = tx.one("SELECT name FROM owners WHERE token_hash = ?", (hash_token(token),))
+        return None if row is None else str(row[0])
+
+    def seat_owners(self, match_id: str) -> tuple[str, ...]:
+        """The owner of each seat's bot in a match, in seat order ('' for the house bot and a
+        bot no longer stored): which seats of its record a viewer may see in full."""
+        with self.db.transaction() as tx:
+            row = tx.one("SELECT seats FROM matches WHERE match_id = ?", (match_id,))
+            if row is None:
+                return ()
+            seats = row[0].split(",")
+            bots = sorted(set(seats) - {HOUSE_RANDOM})
+            marks = ", ".join("?" for _ in bots)
+            owners = (
+                dict(
+                    tx.all(
+                        "SELECT b.bot_id, o.name FROM bots b JOIN owners o "
+                        f"ON o.owner_id = b.owner_id WHERE b.bot_id IN ({marks})",
+                        bots,
+                    )
+                )
+                if bots
+                else {}
+            )
+        return tuple(str(owners.get(bot, "")) for bot in seats)
 
     def rotations_unfinished(self, match_id: str) -> int:
         """How many other rotations of the match's duplicate deal have not finished (0 for a

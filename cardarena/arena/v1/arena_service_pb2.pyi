@@ -123,13 +123,18 @@ class Bot(_message.Message):
     game: _builtins.str
     """The game it plays."""
     endpoint: _builtins.str
-    """Where the referee calls it ("host:port")."""
+    """Where the referee calls it ("host:port"). Empty in public answers: only its owner (with
+    its token) and the admin read it.
+    """
     version: _builtins.str
     """Its version (free text)."""
     state: Global___BotState.ValueType
     """Where it stands."""
     state_detail: _builtins.str
-    """Why it is in that state (for example why validation failed)."""
+    """Why it is in that state (for example why validation failed). Its owner and the admin read
+    the stored text; public answers a short fixed phrase ("failed validation: unreachable or
+    too slow") that names no address and quotes no network error.
+    """
     def __init__(
         self,
         *,

@@ -114,7 +114,9 @@ class SeatAssignment(_message.Message):
     bot_version: _builtins.str
     """The bot's version, as it reported it."""
     endpoint: _builtins.str
-    """The address the referee called ("host:port")."""
+    """The address the referee called ("host:port"). Empty in public answers (GetMatchRecord,
+    WatchMatch) for the seats that are not the caller's own bots'.
+    """
     def __init__(
         self,
         *,
