@@ -336,13 +336,21 @@ class Arena:
         is not a bot's fault gives it back (or parks it) and must not take the arena down."""
         try:
             await self.play_claim(claim)
-            await self._remember_limits(self._announced_in(claim))
         except Exception as error:
             kind, cause = _failure_of(error)
             log.exception("match %s failed (%s)", claim.match_id, kind)
             with trio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await self._fail(claim, kind, f"{type(cause).__name__}: {cause}")
             await trio.sleep(1.0)
+            return
+        try:  # the match is over and stored: failing here is no failure of the match
+            await self._remember_limits(self._announced_in(claim))
+        except Exception:
+            log.warning(
+                "match %s: announced limits not stored (the next GetInfo tells them)",
+                claim.match_id,
+                exc_info=True,
+            )
 
     async def _fail(self, claim: Claim, kind: str, detail: str) -> None:
         """Give a failed match back to the queue under a new id, or park it."""
