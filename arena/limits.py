@@ -237,6 +237,11 @@ Handler = Callable[[Any, Any], Any]
 """A handler's behavior: (request, context) to a response or an async iterator of them."""
 
 
+def is_admin_token(token: str | None, admin_token: str) -> bool:
+    """Whether ``token`` is the arena's admin token (constant-time; no admin token set: never)."""
+    return bool(admin_token) and hmac.compare_digest(token or "", admin_token)
+
+
 class LimitInterceptor(grpc.aio.ServerInterceptor):
     """Applies ``ApiLimits`` to every ArenaService call (other services pass untouched).
 
@@ -251,7 +256,7 @@ class LimitInterceptor(grpc.aio.ServerInterceptor):
 
     def is_admin(self, token: str | None) -> bool:
         """Whether ``token`` is the admin token (constant-time)."""
-        return bool(self.admin_token) and hmac.compare_digest(token or "", self.admin_token)
+        return is_admin_token(token, self.admin_token)
 
     async def intercept_service(
         self,

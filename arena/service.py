@@ -8,7 +8,6 @@ refusal is a gRPC status with a detail that says what to fix.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NoReturn, TypeVar
@@ -19,7 +18,14 @@ import grpc.aio
 from arena import fields
 from arena.endpoint_guard import EndpointRefused, GuardedTarget
 from arena.ladder import Arena
-from arena.limits import RETRY_AFTER, ApiLimits, bearer_token, peer_key, whole_seconds
+from arena.limits import (
+    RETRY_AFTER,
+    ApiLimits,
+    bearer_token,
+    is_admin_token,
+    peer_key,
+    whole_seconds,
+)
 from arena.public import STRANGER, Viewer, profile_view, record_view, standings_view
 from arena.store.calls import call_store
 from arena.store.repository import (
@@ -98,9 +104,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             raise AssertionError("abort returned") from None
 
     def _is_admin(self, context: Context) -> bool:
-        return bool(self.admin_token) and hmac.compare_digest(
-            _token(context) or "", self.admin_token
-        )
+        return is_admin_token(_token(context), self.admin_token)
 
     async def _viewer(self, context: Context) -> Viewer:
         """Who is asking, decided once per read: what ``arena.public`` lets it see."""

@@ -136,6 +136,12 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def token_matches(token_hash: str, token: str | None) -> bool:
+    """Whether ``token`` is the one stored as ``token_hash`` (constant-time; a revoked owner's
+    empty hash matches no token)."""
+    return token is not None and secrets.compare_digest(token_hash, hash_token(token))
+
+
 def _refuse_banned(owner: str, banned_reason: str) -> None:
     """PERMISSION_DENIED, with the operator's reason, for a banned owner's token."""
     if banned_reason:
@@ -308,7 +314,7 @@ class Store:
                 )
             else:
                 owner_id = row[0]
-                if token is None or not secrets.compare_digest(row[1], hash_token(token)):
+                if not token_matches(row[1], token):
                     raise StoreError(
                         "PERMISSION_DENIED",
                         f"owner {owner!r} exists: send its token as 'authorization: Bearer …'",
@@ -385,7 +391,7 @@ class Store:
             "JOIN bots b ON b.owner_id = o.owner_id WHERE b.bot_id = ?",
             (bot_id,),
         )
-        if token is None or not secrets.compare_digest(row[0], hash_token(token)):
+        if not token_matches(row[0], token):
             raise StoreError("PERMISSION_DENIED", f"only {bot.owner!r}'s token changes this bot")
         _refuse_banned(bot.owner, row[1])
         if row[2]:
@@ -549,7 +555,7 @@ class Store:
         with self.db.transaction() as tx:
             owner_id, token_hash, banned = self._owner(tx, owner)
             if not admin:
-                if token is None or not secrets.compare_digest(token_hash, hash_token(token)):
+                if not token_matches(token_hash, token):
                     raise StoreError("PERMISSION_DENIED", f"only {owner!r}'s token rotates it")
                 _refuse_banned(owner, banned)
             tx.execute(
