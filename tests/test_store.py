@@ -22,13 +22,16 @@ from referee.codec.record import summaries_from_moves
 from tests.stores import BACKENDS, postgres_available, postgres_url
 
 
-def ladder_config(name: str = "l1", seats: int = 3, duplicate: bool = False) -> pb.LadderConfig:
+def ladder_config(
+    name: str = "l1", seats: int = 3, duplicate: bool = False, concurrency: int = 64
+) -> pb.LadderConfig:
+    """A ladder of ``seats``-seat Oh Hell playing up to ``concurrency`` matches at once."""
     return pb.LadderConfig(
         name=name,
         settings=options_pb2.GameSettings(game="oh-hell", num_seats=seats),
         move_time_ms=1000,
         duplicate_deals=duplicate,
-        concurrency=1,
+        concurrency=concurrency,
     )
 
 

@@ -93,6 +93,18 @@ class Tx:
         """Rows changed by the last statement."""
         return int(self._cursor.rowcount)
 
+    @property
+    def clock(self) -> str:
+        """SQL for the database's clock in µs since the epoch (one clock for every process)."""
+        return CLOCK_US[self.dialect]
+
+
+CLOCK_US = {
+    "postgres": "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
+    "sqlite": "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)",
+}
+"""The database's clock, in µs since the Unix epoch, as SQL for each dialect."""
+
 
 def _migrate(tx: Tx) -> None:
     tx.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")

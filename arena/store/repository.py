@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from arena.matchmaking import Entrant, PlannedMatch
 from arena.ratings import INITIAL_MU, INITIAL_SIGMA, Rating, rate, set_ranks
+from arena.store.coordination import holds_lease
 from arena.store.db import Database, Tx
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
@@ -253,11 +254,27 @@ def match_limit(announced: int | None, ladder_cap: int) -> int:
     return min(announced, cap) if announced > 0 else cap
 
 
+@dataclass(frozen=True)
+class Playing:
+    """The matches being played now: how many each bot is in (every ladder and validation),
+    and how many each ladder has."""
+
+    by_bot: Counter[str]
+    by_ladder: Counter[str]
+
+
 def _fits(
-    bots: Sequence[str], cap: int, playing: Counter[str], announced: dict[str, int | None]
+    bots: Sequence[str],
+    cap: int,
+    ladder: tuple[str, int] | None,
+    playing: Playing,
+    announced: dict[str, int | None],
 ) -> bool:
-    """Whether each of ``bots`` may start one more match of a ladder with cap ``cap``."""
-    return all(playing[bot] < match_limit(announced.get(bot), cap) for bot in bots)
+    """Whether each of ``bots`` may start one more match of a ladder with cap ``cap``, and the
+    ladder (id, concurrency; 0: no limit) one more match."""
+    if ladder is not None and 0 < ladder[1] <= playing.by_ladder[ladder[0]]:
+        return False
+    return all(playing.by_bot[bot] < match_limit(announced.get(bot), cap) for bot in bots)
 
 
 CLAIM_PAGE = 64
@@ -269,11 +286,29 @@ _BOT_COLUMNS = (
 )
 
 
+Authority = tuple[str, str, int]
+"""A leadership lease a write is made on: (lease name, holder, epoch)."""
+
+
 class Store:
     """The arena's persistent state on a ``Database`` (SQLite or PostgreSQL)."""
 
     def __init__(self, database: Database) -> None:
         self.db = database
+        self._fill_in_concurrency()
+
+    def _fill_in_concurrency(self) -> None:
+        """Copy each ladder's concurrency out of its config where the column is still unset
+        (ladders stored before schema 12)."""
+        with self.db.transaction() as tx:
+            rows = tx.all("SELECT ladder_id, config FROM ladders WHERE concurrency = 0")
+            updates = [
+                (arena_service_pb2.LadderConfig.FromString(bytes(config)).concurrency, ladder_id)
+                for ladder_id, config in rows
+            ]
+            filled = [(value, ladder_id) for value, ladder_id in updates if value > 0]
+            if filled:
+                tx.many("UPDATE ladders SET concurrency = ? WHERE ladder_id = ?", filled)
 
     # -- owners and bots ------------------------------------------------------------------------
 
@@ -648,7 +683,7 @@ class Store:
                 raise StoreError("ALREADY_EXISTS", f"a ladder named {config.name!r} exists")
             tx.execute(
                 "INSERT INTO ladders (ladder_id, name, game, config, created_at_us, "
-                "max_matches_per_bot) VALUES (?, ?, ?, ?, ?, ?)",
+                "max_matches_per_bot, concurrency) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     ladder_id,
                     config.name,
@@ -656,6 +691,7 @@ class Store:
                     config.SerializeToString(),
                     now_us(),
                     min(config.max_matches_per_bot, MAX_MATCHES_PER_BOT_LIMIT),
+                    config.concurrency,
                 ),
             )
         return ladder_id
@@ -819,22 +855,37 @@ class Store:
     # -- the match queue ------------------------------------------------------------------------
 
     @retry_transient
-    def enqueue(self, ladder_id: str | None, kind: str, planned: Sequence[PlannedMatch]) -> bool:
+    def enqueue(
+        self,
+        ladder_id: str | None,
+        kind: str,
+        planned: Sequence[PlannedMatch],
+        target: int | None = None,
+        authority: Authority | None = None,
+    ) -> bool:
         """Add a set of matches (one, or a duplicate set sharing a deal).
 
         A ladder set is refused (False, nothing written) unless every bot in it is still
         active: matchmaking works from a cached pool, and a bot paused, retired or pulled since
-        must not be scheduled.
+        must not be scheduled. With ``target``, also unless the ladder's matches waiting and
+        being played stay within it with this set; with ``authority``, unless that lease is
+        still held (a scheduler deposed since it planned the set writes nothing). The ladder's
+        row is locked while counting, so enqueues from any number of processes hold the target
+        exactly.
 
         Not waited onto disk (``durable=False``): a queued set lost in a database crash is
         only a set never queued. It writes no entry: a bot's matches in flight are counted from
         the queue when entrants are read (``_in_flight``), and the entry counts a match when its
         result is recorded.
         """
-        set_id = uuid.uuid4().hex
-        created = now_us()
         with self.db.transaction(durable=False) as tx:
+            if authority is not None and not holds_lease(tx, *authority):
+                return False
             if ladder_id is not None:
+                if target is not None and not self._below_target(
+                    tx, ladder_id, len(planned), target
+                ):
+                    return False
                 bots = sorted({bot for match in planned for bot in match.seats})
                 marks = ", ".join("?" for _ in bots)
                 active = tx.one(
@@ -843,22 +894,59 @@ class Store:
                 )[0]
                 if active != len(bots):
                     return False
-            tx.many(
-                "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status, "
-                "created_at_us) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?)",
-                [
-                    (
-                        uuid.uuid4().hex,
-                        ladder_id,
-                        set_id,
-                        kind,
-                        match.seed,
-                        ",".join(match.seats),
-                        created + index,
-                    )
-                    for index, match in enumerate(planned)
-                ],
-            )
+            self._insert_set(tx, ladder_id, kind, planned)
+        return True
+
+    @staticmethod
+    def _below_target(tx: Tx, ladder_id: str, adding: int, target: int) -> bool:
+        """Whether ``adding`` more matches keep the ladder's waiting and playing matches within
+        ``target`` (its row locked first on PostgreSQL: enqueues to one ladder take turns)."""
+        if tx.dialect == "postgres":
+            tx.execute("SELECT 1 FROM ladders WHERE ladder_id = ? FOR UPDATE", (ladder_id,))
+        queued = tx.one(
+            "SELECT COUNT(*) FROM matches WHERE status IN ('waiting', 'playing') AND ladder_id = ?",
+            (ladder_id,),
+        )[0]
+        return int(queued) + adding <= target
+
+    @staticmethod
+    def _insert_set(
+        tx: Tx, ladder_id: str | None, kind: str, planned: Sequence[PlannedMatch]
+    ) -> None:
+        set_id = uuid.uuid4().hex
+        created = now_us()
+        tx.many(
+            "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status, "
+            "created_at_us) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?)",
+            [
+                (
+                    uuid.uuid4().hex,
+                    ladder_id,
+                    set_id,
+                    kind,
+                    match.seed,
+                    ",".join(match.seats),
+                    created + index,
+                )
+                for index, match in enumerate(planned)
+            ],
+        )
+
+    @retry_transient
+    def enqueue_validation(
+        self, bot_id: str, planned: Sequence[PlannedMatch], authority: Authority | None = None
+    ) -> bool:
+        """Queue a validation set for a bot, unless it is no longer validating or already has
+        one queued, running or parked (its row locked first on PostgreSQL, so processes that
+        race to validate the same bot queue one set between them)."""
+        with self.db.transaction(durable=False) as tx:
+            if authority is not None and not holds_lease(tx, *authority):
+                return False
+            lock = " FOR UPDATE" if tx.dialect == "postgres" else ""
+            state = tx.one(f"SELECT state FROM bots WHERE bot_id = ?{lock}", (bot_id,))
+            if state is None or state[0] != "validating" or self._has_validation(tx, bot_id):
+                return False
+            self._insert_set(tx, None, "validation", planned)
         return True
 
     def waiting(self, ladder_id: str | None = None) -> int:
@@ -878,11 +966,15 @@ class Store:
         """Whether validation matches for this bot are queued, running or parked (a parked one
         waits for an operator rather than a new set being queued after it)."""
         with self.db.transaction() as tx:
-            row = tx.one(  # status IN (...), not != 'finished': the status index, not a scan
-                "SELECT 1 FROM matches WHERE status IN ('waiting', 'playing', 'parked') "
-                "AND kind = 'validation' AND seats LIKE ?",
-                (f"%{bot_id}%",),
-            )
+            return self._has_validation(tx, bot_id)
+
+    @staticmethod
+    def _has_validation(tx: Tx, bot_id: str) -> bool:
+        row = tx.one(  # status IN (...), not != 'finished': the status index, not a scan
+            "SELECT 1 FROM matches WHERE status IN ('waiting', 'playing', 'parked') "
+            "AND kind = 'validation' AND seats LIKE ?",
+            (f"%{bot_id}%",),
+        )
         return row is not None
 
     @retry_transient
@@ -930,18 +1022,20 @@ class Store:
         postgres = tx.dialect == "postgres"
         kind = "AND m.kind = 'ladder' " if ladder_only else ""
         playing = self._playing(tx)
-        announced = self._announced(tx, sorted(playing))
+        announced = self._announced(tx, sorted(playing.by_bot))
         offset = 0
         while True:
             page = tx.all(
-                "SELECT m.match_id, m.seats, COALESCE(l.max_matches_per_bot, 0) FROM matches m "
-                "LEFT JOIN ladders l ON l.ladder_id = m.ladder_id WHERE m.status = 'waiting' "
+                "SELECT m.match_id, m.seats, COALESCE(l.max_matches_per_bot, 0), m.ladder_id, "
+                "COALESCE(l.concurrency, 0) FROM matches m LEFT JOIN ladders l ON "
+                "l.ladder_id = m.ladder_id WHERE m.status = 'waiting' "
                 f"{kind}ORDER BY m.created_at_us, m.match_id LIMIT ? OFFSET ?",
                 (CLAIM_PAGE, offset),
             )
-            for match_id, seats, cap in page:
+            for match_id, seats, cap, ladder_id, concurrency in page:
                 bots = sorted(set(seats.split(",")) - {HOUSE_RANDOM})
-                if not _fits(bots, cap, playing, announced):
+                ladder = (ladder_id, concurrency) if ladder_id is not None else None
+                if not _fits(bots, cap, ladder, playing, announced):
                     continue
                 if not postgres:
                     return str(match_id)
@@ -951,9 +1045,13 @@ class Store:
                     "FOR UPDATE SKIP LOCKED",
                     (match_id,),
                 ):
+                    if ladder is not None and concurrency:
+                        tx.execute(
+                            "SELECT 1 FROM ladders WHERE ladder_id = ? FOR UPDATE", (ladder_id,)
+                        )
                     announced.update(self._announced(tx, bots, lock=True))
                     playing = self._playing(tx)
-                    if _fits(bots, cap, playing, announced):
+                    if _fits(bots, cap, ladder, playing, announced):
                         tx.execute("RELEASE SAVEPOINT claim_candidate")
                         return str(match_id)
                 tx.execute("ROLLBACK TO SAVEPOINT claim_candidate")
@@ -962,10 +1060,13 @@ class Store:
             offset += CLAIM_PAGE
 
     @staticmethod
-    def _playing(tx: Tx) -> Counter[str]:
-        """Each bot's matches being played now (every ladder and validation)."""
-        rows = tx.all("SELECT seats FROM matches WHERE status = 'playing'")
-        return Counter(bot for (seats,) in rows for bot in set(seats.split(",")) - {HOUSE_RANDOM})
+    def _playing(tx: Tx) -> Playing:
+        """The matches being played now, by bot and by ladder."""
+        rows = tx.all("SELECT ladder_id, seats FROM matches WHERE status = 'playing'")
+        return Playing(
+            Counter(bot for _, seats in rows for bot in set(seats.split(",")) - {HOUSE_RANDOM}),
+            Counter(ladder_id for ladder_id, _ in rows if ladder_id is not None),
+        )
 
     @staticmethod
     def _announced(tx: Tx, bots: Sequence[str], lock: bool = False) -> dict[str, int | None]:
@@ -1029,14 +1130,21 @@ class Store:
 
     @retry_transient
     def recover(self, worker: str | None, max_failures: int = MAX_FAILURES) -> int:
-        """Requeue matches whose lease ran out and (``worker`` given: at its start) every match
-        ``worker`` held before, each under a new id and counted as an interrupted attempt."""
+        """Requeue the matches whose worker is gone and (``worker`` given: at its start, or
+        when its own registration ran out) every match ``worker`` held before, each under a
+        new id and counted as an interrupted attempt.
+
+        A worker is gone when its registration's lease (``workers``, renewed by its heartbeat)
+        ran out, or it has none and the match's own lease ran out (a claim made without a
+        registration: the lease given at the claim). A live worker's matches are never taken."""
         with self.db.transaction() as tx:
-            skip = " FOR UPDATE SKIP LOCKED" if tx.dialect == "postgres" else ""
+            skip = " FOR UPDATE OF m SKIP LOCKED" if tx.dialect == "postgres" else ""
             rows = tx.all(
-                "SELECT match_id, claimed_by FROM matches WHERE status = 'playing' "
-                f"AND (lease_until_us < ? OR claimed_by = ?){skip}",
-                (now_us(), worker or ""),
+                "SELECT m.match_id, m.claimed_by FROM matches m LEFT JOIN workers w ON "
+                "w.worker_id = m.claimed_by WHERE m.status = 'playing' AND (m.claimed_by = ? "
+                f"OR (w.worker_id IS NULL AND m.lease_until_us < ?) "
+                f"OR w.alive_until_us <= {tx.clock}){skip}",
+                (worker or "", now_us()),
             )
             for match_id, held_by in rows:
                 detail = f"worker {held_by!r} stopped or lost its lease before the end"

@@ -254,7 +254,41 @@ def _v11(dialect: str) -> list[str]:
     ]
 
 
+def _v12(dialect: str) -> list[str]:
+    """Many arena processes on one database (issue 19).
+
+    ``workers``: every live arena process, under an id no two live processes share, with the
+    roles it runs, the address other processes reach its API at, and its lease
+    (``alive_until_us``, on the database's clock), renewed by its heartbeat; ``incarnation``
+    changes at every registration, so a process whose lease ran out cannot renew it. A match
+    whose worker is not alive goes back to the queue.
+    ``leases``: named leadership leases (the scheduler of one ladder, validation, health
+    sweeps), each held by one worker until ``until_us``; ``epoch`` grows at every change of
+    holder, so a deposed holder's late write is refused.
+    ``ladders.concurrency``: the ladder's limit of matches played at once, out of its config so
+    the claim can hold it (0 until the store fills it in at open)."""
+    del dialect
+    return [
+        """CREATE TABLE workers (
+            worker_id TEXT PRIMARY KEY,
+            incarnation TEXT NOT NULL,
+            roles TEXT NOT NULL,
+            address TEXT NOT NULL DEFAULT '',
+            host TEXT NOT NULL DEFAULT '',
+            pid INTEGER NOT NULL DEFAULT 0,
+            started_at_us BIGINT NOT NULL,
+            alive_until_us BIGINT NOT NULL,
+            draining INTEGER NOT NULL DEFAULT 0)""",
+        """CREATE TABLE leases (
+            name TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            until_us BIGINT NOT NULL,
+            epoch BIGINT NOT NULL)""",
+        "ALTER TABLE ladders ADD COLUMN concurrency INTEGER NOT NULL DEFAULT 0",
+    ]
+
+
 MIGRATIONS: list[Callable[[str], list[str]]] = [
-    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11)
+    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12)
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""
