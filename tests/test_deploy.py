@@ -412,8 +412,8 @@ WORKER_ID_ENV = "CARDARENA_WORKER_ID"
 READINESS_SERVICES = {"", ARENA_SERVICE_NAME}
 LIVENESS_SERVICE = "liveness"
 # The time to grant on top of --shutdown-grace-s: stopping the API (1 s for calls in flight) and
-# the house bot (0.5 s), closing the bot channels and the database pool, leaving the workers
-# table, and slack for a slow database.
+# the house bot (0.5 s), closing the bot channels and the database pool, and slack for a slow
+# database. The manifests grant 10 s.
 SHUTDOWN_MARGIN_S = 5.0
 KUBERNETES_DEFAULT_TERMINATION_GRACE_S = 30
 COMPOSE_DEFAULT_STOP_GRACE_S = 10.0
