@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -44,7 +45,7 @@ from referee.codec.common import options_from_wire
 from referee.codec.watch import public_move_event
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, Match, MoveLog, TimeControl
-from referee.metrics import Metrics
+from referee.metrics import LEASE_KINDS, Metrics
 from referee.runner import MatchSpec, PlayedMatch, announce_end, play_unannounced
 
 log = logging.getLogger("arena.ladder")
@@ -252,11 +253,11 @@ class Arena:
                     self.serving = True
                     task_status.started()
                     await self.stop.wait()
-                with trio.CancelScope(shield=True):
-                    await self._retire()
                 background.cancel_scope.cancel()
         finally:
             self.serving = False
+            with trio.CancelScope(shield=True):  # cancelled too: its matches are free at once
+                await self._retire()
             self.finished.set()
 
     # -- registration ---------------------------------------------------------------------------
@@ -335,7 +336,13 @@ class Arena:
         died, or lost the database for longer than their lease), and count the parked ones."""
         recovered = await self.db(self.store.recover, None, self.config.max_match_failures)
         if recovered:
+            self.metrics.matches_taken_over.inc(recovered)
             log.warning("requeued %d matches of workers that are gone", recovered)
+        workers = await self.db(self.coordination.workers)
+        self.metrics.workers_alive.set(sum(worker.alive for worker in workers))
+        held = Counter(name.split(":", 1)[0] for name in self.leadership.holding())
+        for kind in LEASE_KINDS:
+            self.metrics.leases_held.labels(kind).set(held[kind])
         parked = await self.db(self.store.parked_counts)
         for kind in FAILURE_KINDS:
             self.metrics.matches_parked.labels(kind).set(parked[kind])
@@ -615,8 +622,9 @@ class Arena:
                 FaultPolicy(max_faults=3),
             )
         config = self._ladders.get(claim.ladder_id)
-        if config is None:  # created since the last scheduling tick (by another process)
+        if config is None:  # new since the last scheduling tick, or this process schedules none
             config = (await self.db(self.store.ladder, claim.ladder_id)).config
+            self._ladders[claim.ladder_id] = config  # a ladder's config never changes
         game = make_game(
             config.settings.game, len(claim.seats), options_from_wire(config.settings.options)
         )

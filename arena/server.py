@@ -133,11 +133,10 @@ async def serve(
             await _set_health(health_servicer, READINESS, serving=False)  # draining: not ready
             log.info("stopping: matches in flight end at their next move and are requeued")
             with trio.move_on_after(options.shutdown_grace_s) as grace:
-                while arena.live:
-                    await trio.sleep(0.05)
+                await arena.finished.wait()
             if grace.cancelled_caught:
                 log.warning(
-                    "still running after the grace period, requeued at next start: %s",
+                    "still running after the grace period, requeued by any live process: %s",
                     ", ".join(arena.live),
                 )
             nursery.cancel_scope.cancel()
