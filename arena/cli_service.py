@@ -545,6 +545,38 @@ def cmd_parked(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_workers(args: argparse.Namespace) -> int:
+    """List the arena's processes and who holds which lease (admin token)."""
+    try:
+        response = _client(args).call("ListWorkers", pb.ListWorkersRequest())
+    except grpc.RpcError as error:
+        return _fail(error)
+    table = Table(title=f"arena processes ({sum(w.alive for w in response.workers)} alive)")
+    for column in ("worker", "roles", "state", "playing", "address", "host", "pid"):
+        table.add_column(column, overflow="fold")
+    for worker in response.workers:
+        state = "draining" if worker.draining else "alive" if worker.alive else "gone"
+        table.add_row(
+            literal(worker.worker_id),
+            ", ".join(worker.roles) or "api",
+            state if worker.alive else f"[red]{state}[/red]",
+            str(worker.matches_playing),
+            literal(worker.address),
+            literal(worker.host),
+            str(worker.pid),
+        )
+    console.print(table)
+    leases = Table(title="leadership leases")
+    for column in ("lease", "holder", "epoch", "valid"):
+        leases.add_column(column, overflow="fold")
+    for lease in response.leases:
+        leases.add_row(
+            literal(lease.name), literal(lease.holder), str(lease.epoch), str(lease.valid).lower()
+        )
+    console.print(leases)
+    return 0
+
+
 def cmd_requeue(args: argparse.Namespace) -> int:
     """Put a parked match back in the queue (admin token)."""
     try:
@@ -728,6 +760,10 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parked = client_parser("parked", "list matches parked after failing too often (admin token)")
     parked.add_argument("--limit", type=_positive, default=100, help="at most this many")
     parked.set_defaults(run=cmd_parked)
+    workers = client_parser(
+        "workers", "list the arena's processes and their leadership leases (admin token)"
+    )
+    workers.set_defaults(run=cmd_workers)
     requeue = client_parser("requeue", "put a parked match back in the queue (admin token)")
     requeue.add_argument("match_id")
     requeue.set_defaults(run=cmd_requeue)

@@ -434,6 +434,35 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         matches, total = await self._call(context, self.store.parked_matches, limit)
         return pb.ListParkedMatchesResponse(matches=matches, total=total)
 
+    async def ListWorkers(
+        self, request: pb.ListWorkersRequest, context: Context
+    ) -> pb.ListWorkersResponse:
+        await self._require_admin(context, "listing the arena's processes")
+        coordination = self.arena.coordination
+        workers = await self._call(context, coordination.workers)
+        leases = await self._call(context, coordination.leaders)
+        return pb.ListWorkersResponse(
+            workers=[
+                pb.Worker(
+                    worker_id=w.worker_id,
+                    roles=w.roles,
+                    address=w.address,
+                    host=w.host,
+                    pid=w.pid,
+                    started_at_us=w.started_at_us,
+                    alive_until_us=w.alive_until_us,
+                    draining=w.draining,
+                    alive=w.alive,
+                    matches_playing=w.matches_playing,
+                )
+                for w in workers
+            ],
+            leases=[
+                pb.Lease(name=name, holder=holder, epoch=epoch, valid=valid)
+                for name, (holder, epoch, valid) in sorted(leases.items())
+            ],
+        )
+
     async def RequeueMatch(
         self, request: pb.RequeueMatchRequest, context: Context
     ) -> pb.RequeueMatchResponse:

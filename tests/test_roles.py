@@ -29,6 +29,7 @@ from cardarena.arena.v1 import arena_service_pb2 as pb
 from tests.helpers import ROOT, misbehaving_bot, random_bots
 from tests.stores import postgres_available, postgres_url
 from tests.test_ladder_e2e import ADMIN, quick_ladder, register_all, wait_active, wait_for
+from tests.test_match_lifecycle import cli
 from tests.test_scale_out import counts, worker
 
 pytestmark = pytest.mark.skipif(
@@ -129,6 +130,20 @@ def test_api_scheduler_and_two_referees_as_four_processes(tmp_path: Path) -> Non
         assert played_by <= {"ref1", "ref2", "None"}, "only referees play"
         workers = dict(rows(url, "SELECT worker_id, roles FROM workers"))
         assert workers == {"api": "", "sched": "scheduler", "ref1": "referee", "ref2": "referee"}
+        listing = client.call("ListWorkers", pb.ListWorkersRequest())
+        assert {w.worker_id: tuple(w.roles) for w in listing.workers if w.alive} == {
+            "api": (),
+            "sched": ("scheduler",),
+            "ref1": ("referee",),
+            "ref2": ("referee",),
+        }
+        assert (f"ladder:{ladder_id}", "sched") in {(x.name, x.holder) for x in listing.leases}
+        with pytest.raises(grpc.RpcError) as denied:
+            ArenaClient(api.address, None).call("ListWorkers", pb.ListWorkersRequest())
+        assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        shown = cli(api.address, "workers")
+        assert shown.returncode == 0 and "ref2" in shown.stdout, shown.stderr
+        assert f"ladder:{ladder_id}" in shown.stdout and "sched" in shown.stdout
 
 
 def test_the_scheduler_fails_over_and_a_dead_referees_matches_are_taken_over(

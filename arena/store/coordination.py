@@ -46,6 +46,7 @@ class Worker:
     alive_until_us: int
     draining: bool
     alive: bool
+    matches_playing: int = 0
 
 
 def default_worker_id() -> str:
@@ -131,8 +132,25 @@ class Coordination:
                 "SELECT worker_id, roles, address, host, pid, started_at_us, alive_until_us, "
                 f"draining, alive_until_us > {tx.clock} FROM workers ORDER BY worker_id"
             )
+            playing = dict(
+                tx.all(
+                    "SELECT claimed_by, COUNT(*) FROM matches WHERE status = 'playing' "
+                    "GROUP BY claimed_by"
+                )
+            )
         return [
-            Worker(r[0], tuple(r[1].split(",")), r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8])
+            Worker(
+                r[0],
+                tuple(role for role in r[1].split(",") if role),
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                r[6],
+                bool(r[7]),
+                bool(r[8]),
+                int(playing.get(r[0], 0)),
+            )
             for r in rows
         ]
 

@@ -1482,3 +1482,144 @@ class VoidMatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___VoidMatchResponse: _TypeAlias = VoidMatchResponse  # noqa: Y015
+
+@_typing.final
+class ListWorkersRequest(_message.Message):
+    """Lists the arena's processes."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWorkersRequest: _TypeAlias = ListWorkersRequest  # noqa: Y015
+
+@_typing.final
+class Worker(_message.Message):
+    """One registered arena process."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKER_ID_FIELD_NUMBER: _builtins.int
+    ROLES_FIELD_NUMBER: _builtins.int
+    ADDRESS_FIELD_NUMBER: _builtins.int
+    HOST_FIELD_NUMBER: _builtins.int
+    PID_FIELD_NUMBER: _builtins.int
+    STARTED_AT_US_FIELD_NUMBER: _builtins.int
+    ALIVE_UNTIL_US_FIELD_NUMBER: _builtins.int
+    DRAINING_FIELD_NUMBER: _builtins.int
+    ALIVE_FIELD_NUMBER: _builtins.int
+    MATCHES_PLAYING_FIELD_NUMBER: _builtins.int
+    worker_id: _builtins.str
+    """Its id (unique among the live processes)."""
+    address: _builtins.str
+    """Where the other processes reach its API."""
+    host: _builtins.str
+    """The host it runs on, and its process id there."""
+    pid: _builtins.int
+    """The process id on ``host``."""
+    started_at_us: _builtins.int
+    """When it registered, in microseconds since the Unix epoch (the database's clock)."""
+    alive_until_us: _builtins.int
+    """Until when its lease holds unless renewed (the database's clock)."""
+    draining: _builtins.bool
+    """Whether it is stopping: it claims no new match."""
+    alive: _builtins.bool
+    """Whether its lease still holds."""
+    matches_playing: _builtins.int
+    """Matches it is playing now."""
+    @_builtins.property
+    def roles(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The roles it runs besides the API ("scheduler", "referee"; none: the API only)."""
+
+    def __init__(
+        self,
+        *,
+        worker_id: _builtins.str = ...,
+        roles: _abc.Iterable[_builtins.str] | None = ...,
+        address: _builtins.str = ...,
+        host: _builtins.str = ...,
+        pid: _builtins.int = ...,
+        started_at_us: _builtins.int = ...,
+        alive_until_us: _builtins.int = ...,
+        draining: _builtins.bool = ...,
+        alive: _builtins.bool = ...,
+        matches_playing: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "alive", b"alive", "alive_until_us", b"alive_until_us", "draining", b"draining", "host", b"host", "matches_playing", b"matches_playing", "pid", b"pid", "roles", b"roles", "started_at_us", b"started_at_us", "worker_id", b"worker_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Worker: _TypeAlias = Worker  # noqa: Y015
+
+@_typing.final
+class Lease(_message.Message):
+    """One leadership lease."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    HOLDER_FIELD_NUMBER: _builtins.int
+    EPOCH_FIELD_NUMBER: _builtins.int
+    VALID_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """"ladder:<ladder id>", "validation" or "sweep"."""
+    holder: _builtins.str
+    """The worker that holds (or last held) it."""
+    epoch: _builtins.int
+    """Grows by one at every change of holder."""
+    valid: _builtins.bool
+    """Whether it still holds."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        holder: _builtins.str = ...,
+        epoch: _builtins.int = ...,
+        valid: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["epoch", b"epoch", "holder", b"holder", "name", b"name", "valid", b"valid"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Lease: _TypeAlias = Lease  # noqa: Y015
+
+@_typing.final
+class ListWorkersResponse(_message.Message):
+    """The arena's processes and leases."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKERS_FIELD_NUMBER: _builtins.int
+    LEASES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def workers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Worker]:
+        """By worker id."""
+
+    @_builtins.property
+    def leases(self) -> _containers.RepeatedCompositeFieldContainer[Global___Lease]:
+        """By name."""
+
+    def __init__(
+        self,
+        *,
+        workers: _abc.Iterable[Global___Worker] | None = ...,
+        leases: _abc.Iterable[Global___Lease] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["leases", b"leases", "workers", b"workers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWorkersResponse: _TypeAlias = ListWorkersResponse  # noqa: Y015

@@ -130,6 +130,11 @@ class ArenaServiceStub:
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchRequest.SerializeToString,
                 response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchResponse.FromString,
                 _registered_method=True)
+        self.ListWorkers = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/ListWorkers',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -280,6 +285,14 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListWorkers(self, request, context):
+        """The arena processes registered on the database (live or not) and the leadership leases
+        (which process schedules which ladder, validates, sweeps). Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -377,6 +390,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.VoidMatch,
                     request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchRequest.FromString,
                     response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchResponse.SerializeToString,
+            ),
+            'ListWorkers': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWorkers,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -893,6 +911,33 @@ class ArenaService:
             '/cardarena.arena.v1.ArenaService/VoidMatch',
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchRequest.SerializeToString,
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.VoidMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWorkers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/ListWorkers',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersResponse.FromString,
             options,
             channel_credentials,
             insecure,

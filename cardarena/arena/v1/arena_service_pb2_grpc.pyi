@@ -96,6 +96,10 @@ class ArenaServiceStub:
     """Ends a parked match without playing it (status VOIDED, not rated; a duplicate set is rated
     from its other rotations). Admin token.
     """
+    ListWorkers: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListWorkersRequest, _arena_service_pb2.ListWorkersResponse]
+    """The arena processes registered on the database (live or not) and the leadership leases
+    (which process schedules which ladder, validates, sweeps). Admin token.
+    """
 
 @_typing.type_check_only
 class ArenaServiceAsyncStub(ArenaServiceStub):
@@ -157,6 +161,10 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     VoidMatch: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.VoidMatchRequest, _arena_service_pb2.VoidMatchResponse]  # type: ignore[assignment]
     """Ends a parked match without playing it (status VOIDED, not rated; a duplicate set is rated
     from its other rotations). Admin token.
+    """
+    ListWorkers: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListWorkersRequest, _arena_service_pb2.ListWorkersResponse]  # type: ignore[assignment]
+    """The arena processes registered on the database (live or not) and the leadership leases
+    (which process schedules which ladder, validates, sweeps). Admin token.
     """
 
 class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -330,6 +338,16 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_arena_service_pb2.VoidMatchResponse, _abc.Awaitable[_arena_service_pb2.VoidMatchResponse]]:
         """Ends a parked match without playing it (status VOIDED, not rated; a duplicate set is rated
         from its other rotations). Admin token.
+        """
+
+    @_abc_1.abstractmethod
+    def ListWorkers(
+        self,
+        request: _arena_service_pb2.ListWorkersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.ListWorkersResponse, _abc.Awaitable[_arena_service_pb2.ListWorkersResponse]]:
+        """The arena processes registered on the database (live or not) and the leadership leases
+        (which process schedules which ladder, validates, sweeps). Admin token.
         """
 
 def add_ArenaServiceServicer_to_server(servicer: ArenaServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
