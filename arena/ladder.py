@@ -518,12 +518,13 @@ class Arena:
         told nothing for this id, and the match is played again under another), and never if
         this worker lost the match meanwhile (its lease ran out). Failures that are not a bot's
         fault raise ``MatchFailed``."""
-        try:
-            spec = await self._spec_for(claim)
-        except Exception as error:
-            raise MatchFailed("setup") from error
+        # Watchable from the claim on: a spectator who saw it playing in the store finds it.
         live = self.live[claim.match_id] = LiveMatch()
         try:
+            try:
+                spec = await self._spec_for(claim)
+            except Exception as error:
+                raise MatchFailed("setup") from error
             played = await self._play_while_held(claim, spec, live)
             if played is None:
                 log.warning("match %s: lease lost while playing; not recorded", claim.match_id)
