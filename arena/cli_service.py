@@ -20,6 +20,7 @@ from arena.ladder import ArenaConfig
 from arena.limits import LimitsConfig, Rate, retry_after
 from arena.render import literal
 from arena.server import ServeOptions, serve
+from arena.store.coordination import WorkerIdInUse, default_worker_id
 from arena.store.db import DatabaseInUse
 from arena.store.repository import MAX_FAILURES
 from botkit.server import ListenError
@@ -29,6 +30,14 @@ from cardarena.game.v1 import options_pb2
 from referee import aio_bridge
 
 console = Console(width=None if sys.stdout.isatty() else 110)
+
+ROLE_CHOICES: dict[str, tuple[str, ...]] = {
+    "all": ("scheduler", "referee"),
+    "scheduler": ("scheduler",),
+    "referee": ("referee",),
+    "api": (),
+}
+"""``--role`` values and the engine roles each runs (every process serves the API)."""
 
 STATE_NAMES = {
     value: name.removeprefix("BOT_STATE_").lower() for name, value in pb.BotState.items()
@@ -67,7 +76,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         shutdown_grace_s=args.shutdown_grace_s,
         endpoint_policy=GuardPolicy(args.allow_private_endpoints, networks),
         arena=ArenaConfig(
-            worker_id=args.worker_id,
+            worker_id=args.worker_id or default_worker_id(),
+            roles=ROLE_CHOICES[args.role],
+            advertise_address=args.advertise_address,
+            lease_s=args.lease_s,
             workers=args.workers,
             validation_workers=args.validation_workers,
             health_interval_s=args.health_interval_s,
@@ -105,7 +117,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-STARTUP_ERRORS = (ListenError, DatabaseInUse, TlsConfigError)
+STARTUP_ERRORS = (ListenError, DatabaseInUse, TlsConfigError, WorkerIdInUse)
 """What ``arena serve`` reports in one line, without a traceback."""
 
 
@@ -269,6 +281,17 @@ def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
     return int(text)
+
+
+def _positive_float(text: str) -> float:
+    """A command-line number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
@@ -563,7 +586,32 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="file holding the admin token (else $ARENA_ADMIN_TOKEN)",
     )
     serve_parser.add_argument(
-        "--worker-id", default="local", help="unique per process sharing a database"
+        "--worker-id",
+        default=None,
+        help="this process's id, unique among the live processes on one database (default: "
+        "$CARDARENA_WORKER_ID, else the host name and a random suffix); a live id refuses to "
+        "start",
+    )
+    serve_parser.add_argument(
+        "--role",
+        choices=tuple(ROLE_CHOICES),
+        default="all",
+        help="what this process runs besides the API it always serves: scheduler "
+        "(matchmaking, validation, health sweeps; one leader per ladder), referee (plays "
+        "matches), api (nothing more), all (default)",
+    )
+    serve_parser.add_argument(
+        "--advertise-address",
+        default="",
+        help="HOST:PORT where other arena processes reach this one's API (default: --listen, "
+        "or this host's name when listening on every interface)",
+    )
+    serve_parser.add_argument(
+        "--lease-s",
+        type=_positive_float,
+        default=10.0,
+        help="this process's registration lease, renewed every quarter of it: its matches "
+        "are taken over within this plus 2 s of its death",
     )
     serve_parser.add_argument("--workers", type=int, default=16, help="matches played at once")
     serve_parser.add_argument(

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -20,13 +21,16 @@ import trio
 
 from arena.endpoint_guard import EndpointRefused
 from arena.endpoint_resolver import EndpointGuard
+from arena.leadership import Leadership
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
 from arena.store.calls import call_store
+from arena.store.coordination import Coordination, default_worker_id
 from arena.store.repository import (
     CHANGE_GRACE_US,
     FAILURE_KINDS,
     HOUSE_RANDOM,
     MAX_FAILURES,
+    BotRow,
     Claim,
     ClaimLost,
     Store,
@@ -41,7 +45,7 @@ from referee.codec.common import options_from_wire
 from referee.codec.watch import public_move_event
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, Match, MoveLog, TimeControl
-from referee.metrics import Metrics
+from referee.metrics import LEASE_KINDS, Metrics
 from referee.runner import MatchSpec, PlayedMatch, announce_end, play_unannounced
 
 log = logging.getLogger("arena.ladder")
@@ -56,13 +60,25 @@ REFUSED_DETAIL = "the arena does not call this endpoint"
 class ArenaConfig:
     """How this arena process plays."""
 
-    worker_id: str = "local"
+    worker_id: str = field(default_factory=default_worker_id)
+    """Unique among the live processes on one database (a duplicate refuses to start)."""
+    roles: tuple[str, ...] = ("scheduler", "referee")
+    """What this process runs besides the API: ``scheduler`` (matchmaking for the ladders whose
+    lease it holds, validation scheduling, health sweeps), ``referee`` (plays matches); none:
+    the API only. Every role but the API-only one takes over dead workers' matches."""
+    advertise_address: str = ""
+    """Where other arena processes reach this one's API (watching a match played here)."""
     workers: int = 16
     validation_workers: int | None = None
     """At most this many of the workers play validation matches at once (None:
     ``default_validation_workers(workers)``): a flood of registrations waits for these while
     the other workers go on with the ladders."""
-    lease_s: float = 300.0
+    lease_s: float = 10.0
+    """This process's registration lease, renewed every quarter of it: when it dies, its
+    matches go back to the queue within ``lease_s + housekeeping_interval_s``."""
+    leader_lease_s: float = 5.0
+    """A leadership lease (one ladder's scheduling, validation, health sweeps): a dead
+    leader's successor takes over within about this plus a second."""
     schedule_interval_s: float = 0.2
     pool_refresh_s: float = 5.0
     """How often each ladder's pool reads the bots whose state changed (new, validated,
@@ -81,7 +97,7 @@ class ArenaConfig:
     """Failed attempts in a row at a match, for a reason that is not a bot's fault (setting it
     up, the referee, storing its result, a worker that died with it), after which it is
     parked for an operator instead of going back to the queue."""
-    housekeeping_interval_s: float = 5.0
+    housekeeping_interval_s: float = 2.0
     """How often this process requeues the matches whose lease ran out (their worker died)
     and reads how many matches are parked, for the metrics."""
     health_backoff_max_s: float = 3600.0
@@ -95,6 +111,13 @@ class ArenaConfig:
         default_factory=lambda: TimeControl(move_time_ms=2000, time_bank_ms=10_000)
     )
     seed: int | None = None
+
+
+def queue_target(config: arena_service_pb2.LadderConfig) -> int:
+    """How many of a ladder's matches may be waiting or playing at once: twice its concurrency
+    (at least 2, and at least one whole set), so workers never wait on the scheduler."""
+    set_size = config.settings.num_seats if config.duplicate_deals else 1
+    return max(2, 2 * (config.concurrency or 1), set_size)
 
 
 def default_validation_workers(workers: int) -> int:
@@ -170,6 +193,15 @@ class Arena:
         self.config = config or ArenaConfig()
         self.guard = guard or EndpointGuard()
         self.live: dict[str, LiveMatch] = {}
+        self.coordination = Coordination(store.db)
+        self.leadership = Leadership(
+            self.db, self.coordination, self.config.worker_id, self.config.leader_lease_s, 1.0
+        )
+        self.incarnation = ""
+        """This process's current registration (``Coordination.register``)."""
+        self._registration_lost = trio.Event()
+        """Set when this process's registration ran out: its matches are not its own, and
+        no match is claimed until it has registered again (a new event)."""
         self.stop = trio.Event()
         self.finished = trio.Event()
         self.serving = False
@@ -195,77 +227,176 @@ class Arena:
         return await await_aio(lambda: call_store(self.store, self.metrics, fn, *args))
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Recover, then schedule, validate, sweep and play until ``stop`` is set.
+        """Register, recover, then run this process's roles until ``stop`` is set.
 
-        After ``stop`` no new match is claimed; matches in flight end at their next move and go
-        back to the queue; ``run`` returns once every worker is idle (``finished`` is set).
-        Cancel the caller to abandon them sooner (their leases make them replayable).
+        After ``stop`` no new match is claimed and the leadership leases are given up; matches
+        in flight end at their next move and go back to the queue; ``run`` returns once every
+        worker is idle (``finished`` is set), having removed this process's registration.
+        Cancel the caller to abandon them sooner (the registration's lease runs out and any
+        live process requeues them). ``WorkerIdInUse`` if a live process has this worker id.
         """
-        recovered = await self.db(
-            self.store.recover, self.config.worker_id, self.config.max_match_failures
-        )
-        if recovered:
-            log.info("requeued %d matches left in flight by an earlier run", recovered)
+        config = self.config
+        await self._register()
+        roles = set(config.roles)
         try:
             async with trio.open_nursery() as background:
-                background.start_soon(self._schedule_forever)
-                background.start_soon(self._sweep_forever)
+                background.start_soon(self._heartbeat_forever)
+                if roles & {"scheduler", "referee"}:
+                    background.start_soon(self._housekeep_forever)
+                    background.start_soon(self._sweep_forever)
+                if "scheduler" in roles:
+                    background.start_soon(self._schedule_forever)
                 async with trio.open_nursery() as workers:
-                    for _ in range(self.config.workers):
-                        workers.start_soon(self._work_forever)
+                    if "referee" in roles:
+                        for _ in range(config.workers):
+                            workers.start_soon(self._work_forever)
                     self.serving = True
                     task_status.started()
+                    await self.stop.wait()
                 background.cancel_scope.cancel()
         finally:
             self.serving = False
+            with trio.CancelScope(shield=True):  # cancelled too: its matches are free at once
+                await self._retire()
             self.finished.set()
+
+    # -- registration ---------------------------------------------------------------------------
+
+    async def _register(self) -> None:
+        """Register this process and requeue what an earlier process of this id left."""
+        config = self.config
+        self.incarnation = await self.db(
+            self.coordination.register,
+            config.worker_id,
+            config.roles,
+            config.advertise_address,
+            config.lease_s,
+        )
+        self._registration_lost = trio.Event()
+        recovered = await self.db(self.store.recover, config.worker_id, config.max_match_failures)
+        if recovered:
+            log.info("requeued %d matches left in flight by an earlier run", recovered)
+
+    async def _retire(self) -> None:
+        """Give up the leadership leases and the registration (a clean stop)."""
+        with contextlib.suppress(Exception):
+            await self.leadership.resign_all()
+            await self.db(self.coordination.retire, self.config.worker_id, self.incarnation)
+
+    async def _heartbeat_forever(self) -> None:
+        """Renew the registration every quarter of its lease. If it ran out (a stall, the
+        database out of reach for longer than the lease), this process's matches may be
+        another's: stop them, wait for them to end, register again and go on."""
+        config = self.config
+        while True:
+            await trio.sleep(config.lease_s / 4)
+            try:
+                renewed = await self.db(
+                    self.coordination.heartbeat,
+                    config.worker_id,
+                    self.incarnation,
+                    config.lease_s,
+                    self.stop.is_set(),
+                )
+            except Exception:
+                log.warning("registration not renewed (retrying)", exc_info=True)
+                continue
+            if renewed:
+                continue
+            log.error(
+                "worker %s: registration ran out before it was renewed; stopping its %d "
+                "matches and registering again",
+                config.worker_id,
+                len(self.live),
+            )
+            self._registration_lost.set()
+            self.leadership.lost_all()
+            while self.live:
+                await trio.sleep(0.05)
+            await self._register()
 
     # -- scheduling -----------------------------------------------------------------------------
 
     async def _schedule_forever(self) -> None:
-        housekept = -float("inf")
-        while True:
-            if trio.current_time() - housekept >= self.config.housekeeping_interval_s:
-                await self.housekeep_once()
-                housekept = trio.current_time()
+        while not self.stop.is_set():
             await self.schedule_once()
             await trio.sleep(self.config.schedule_interval_s)
+        await self.leadership.resign_all()  # draining: let another scheduler take over now
+
+    async def _housekeep_forever(self) -> None:
+        while True:
+            try:
+                await self.housekeep_once()
+            except Exception:
+                log.warning("housekeeping failed (retrying)", exc_info=True)
+            await trio.sleep(self.config.housekeeping_interval_s)
 
     async def housekeep_once(self) -> None:
-        """Requeue the matches whose lease ran out (under new ids) and count the parked ones."""
+        """Requeue (under new ids) the matches of workers whose registration ran out (they
+        died, or lost the database for longer than their lease), and count the parked ones."""
         recovered = await self.db(self.store.recover, None, self.config.max_match_failures)
         if recovered:
-            log.warning("requeued %d matches whose worker's lease ran out", recovered)
+            self.metrics.matches_taken_over.inc(recovered)
+            log.warning("requeued %d matches of workers that are gone", recovered)
+        workers = await self.db(self.coordination.workers)
+        self.metrics.workers_alive.set(sum(worker.alive for worker in workers))
+        held = Counter(name.split(":", 1)[0] for name in self.leadership.holding())
+        for kind in LEASE_KINDS:
+            self.metrics.leases_held.labels(kind).set(held[kind])
         parked = await self.db(self.store.parked_counts)
         for kind in FAILURE_KINDS:
             self.metrics.matches_parked.labels(kind).set(parked[kind])
 
     async def schedule_once(self) -> None:
-        """Queue validation matches for new bots and keep every ladder's queue topped up."""
-        validating = await self.db(self.store.bots, ("validating",))
-        for bot in validating:
-            if not await self.db(self.store.has_validation, bot.bot_id):
-                await self.db(self.store.enqueue, None, "validation", self._validation_set(bot))
+        """Queue validation matches for new bots and keep every ladder's queue topped up: the
+        parts whose leadership lease this process holds (one scheduler each, whatever the
+        number of processes)."""
+        validation = await self.leadership.lead("validation")
+        if validation is not None:
+            authority = ("validation", self.config.worker_id, validation)
+            for bot in await self.db(self.store.bots, ("validating",)):
+                if not await self.db(self.store.has_validation, bot.bot_id):
+                    planned = self._validation_set(bot)
+                    await self.db(self.store.enqueue_validation, bot.bot_id, planned, authority)
         self._ladders = await self.db(self.store.ladder_configs)
         for ladder_id, config in self._ladders.items():
-            target = max(2, 2 * (config.concurrency or 1))
-            queued = await self.db(self.store.waiting, ladder_id)
-            self.metrics.matches_waiting.labels(config.settings.game).set(queued)
-            if queued >= target:
-                continue
-            pool = await self._pool(ladder_id, config.settings.game)
-            while queued < target:
-                players = pool.pick(config.settings.num_seats, config.allow_self_play)
-                if not players:
-                    break
-                planned = plan_set(players, self._rng, config.duplicate_deals)
-                if not await self.db(self.store.enqueue, ladder_id, "ladder", planned):
-                    self._pools.pop(ladder_id, None)  # a bot left unseen: rebuild next tick
-                    break
-                pool.scheduled([bot for match in planned for bot in match.seats])
-                queued += len(planned)
+            await self._schedule_ladder(ladder_id, config)
         self._work_available.set()
         self._work_available = trio.Event()
+
+    async def _schedule_ladder(
+        self, ladder_id: str, config: arena_service_pb2.LadderConfig
+    ) -> None:
+        """Top up one ladder's queue to its target if this process is its scheduler."""
+        lease = f"ladder:{ladder_id}"
+        epoch = await self.leadership.lead(lease)
+        if epoch is None:
+            self._pools.pop(ladder_id, None)  # another process schedules it
+            return
+        target = queue_target(config)
+        queued = await self.db(self.store.waiting, ladder_id)
+        self.metrics.matches_waiting.labels(config.settings.game).set(queued)
+        if queued >= target:
+            return
+        pool = await self._pool(ladder_id, config.settings.game)
+        authority = (lease, self.config.worker_id, epoch)
+        while queued < target:
+            players = pool.pick(config.settings.num_seats, config.allow_self_play)
+            if not players:
+                break
+            planned = plan_set(players, self._rng, config.duplicate_deals)
+            if queued + len(planned) > target:
+                break
+            if not await self.db(
+                self.store.enqueue, ladder_id, "ladder", planned, target, authority
+            ):
+                # A bot left unseen, the lease moved on, or the queue filled meanwhile: read
+                # the pool and the lease again next tick.
+                self._pools.pop(ladder_id, None)
+                self.leadership.lost(lease)
+                break
+            pool.scheduled([bot for match in planned for bot in match.seats])
+            queued += len(planned)
 
     async def _pool(self, ladder_id: str, game: str) -> MatchmakingPool:
         """The ladder's matchmaking pool, kept across ticks: it takes this process's new
@@ -311,6 +442,9 @@ class Arena:
         got a validation match), else the oldest ladder match: at most ``validation_share``
         validation matches play here at once, whatever waits in the queue."""
         while not self.stop.is_set():
+            if self._registration_lost.is_set():  # registering again: claim nothing
+                await trio.sleep(0.1)
+                continue
             reserve = self.validating < self.validation_share
             self.validating += reserve  # held while claiming: two workers cannot both take it
             claim = None
@@ -417,7 +551,7 @@ class Arena:
             await announce_end(self.pool, played)
         finally:
             live.publish(None)
-            del self.live[claim.match_id]
+            self.live.pop(claim.match_id, None)
 
     async def connect_target(self, endpoint: str) -> str | Refused:
         """What the referee connects to for a bot's endpoint: the endpoint checked by the guard
@@ -441,13 +575,13 @@ class Arena:
     async def _play_while_held(
         self, claim: Claim, spec: MatchSpec, live: LiveMatch
     ) -> PlayedMatch | None:
-        """Play the match while renewing its lease; None if the lease was lost (the match is
-        someone else's now: stop playing it)."""
-        lost = trio.Event()
+        """Play the match while this process's registration holds; None if it ran out (the
+        match may be someone else's now: stop playing it)."""
+        lost = self._registration_lost
         played: PlayedMatch | None = None
         failure: Exception | None = None
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._renew_lease, claim.match_id, lost, nursery.cancel_scope)
+            nursery.start_soon(self._cancel_when_set, lost, nursery.cancel_scope)
             try:
                 played = await play_unannounced(
                     spec, self.pool, partial(self._on_move, live), self.metrics, self.stop
@@ -488,8 +622,9 @@ class Arena:
                 FaultPolicy(max_faults=3),
             )
         config = self._ladders.get(claim.ladder_id)
-        if config is None:  # created since the last scheduling tick (by another process)
+        if config is None:  # new since the last scheduling tick, or this process schedules none
             config = (await self.db(self.store.ladder, claim.ladder_id)).config
+            self._ladders[claim.ladder_id] = config  # a ladder's config never changes
         game = make_game(
             config.settings.game, len(claim.seats), options_from_wire(config.settings.options)
         )
@@ -509,20 +644,10 @@ class Arena:
         if event is not None:
             live.publish(arena_service_pb2.WatchMatchResponse(move=event))
 
-    async def _renew_lease(
-        self, match_id: str, lost: trio.Event, playing: trio.CancelScope
-    ) -> None:
-        """Renew the lease every third of it; if the match is no longer this worker's, set
-        ``lost`` and cancel ``playing``."""
-        while True:
-            await trio.sleep(self.config.lease_s / 3)
-            renewed = await self.db(
-                self.store.renew, match_id, self.config.worker_id, self.config.lease_s
-            )
-            if not renewed:
-                lost.set()
-                playing.cancel()
-                return
+    @staticmethod
+    async def _cancel_when_set(event: trio.Event, scope: trio.CancelScope) -> None:
+        await event.wait()
+        scope.cancel()
 
     def _count_result(self, claim: Claim, record: record_pb2.MatchRecord) -> None:
         game = record.settings.game
@@ -559,9 +684,15 @@ class Arena:
     # -- health ---------------------------------------------------------------------------------
 
     async def _sweep_forever(self) -> None:
+        """Every health interval: probe the bots if this process is the sweeper (a lease
+        that outlasts the interval, so its holder keeps it), and close idle channels."""
+        interval = self.config.health_interval_s
         while True:
-            await trio.sleep(self.config.health_interval_s)
-            await self.sweep_once()
+            await trio.sleep(interval)
+            probe = "scheduler" in self.config.roles and (
+                await self.leadership.lead("sweep", 1.5 * interval) is not None
+            )
+            await self.sweep_once(probe=probe)
 
     def probe_delay_s(self, failures: int) -> float:
         """How long after a failed probe a bot with ``failures`` failures in a row is probed
@@ -573,12 +704,21 @@ class Arena:
             return config.health_interval_s
         return float(min(config.health_backoff_max_s, config.health_interval_s * 2 ** (beyond + 1)))
 
-    async def sweep_once(self, now: int | None = None) -> None:
-        """Probe every active bot, and every pulled bot whose back-off has run out (``now``,
-        µs: the store's clock unless given); pull or restore by consecutive failures; store the
-        limits the bots announce; close the channels no bot needs any more."""
+    async def sweep_once(self, now: int | None = None, probe: bool = True) -> None:
+        """Probe (``probe``) every active bot, and every pulled bot whose back-off has run out
+        (``now``, µs: the store's clock unless given); pull or restore by consecutive failures;
+        store the limits the bots announce; close the channels no bot needs any more."""
         now = now_us() if now is None else now
         bots = await self.db(self.store.bots, ("active", "unhealthy", "validating"))
+        if probe:
+            await self._probe(bots, now)
+        live = {bot.endpoint for bot in bots}
+        self._targets = {e: target for e, target in self._targets.items() if e in live}
+        self.pool.keep_only([self.house_endpoint, *self._targets.values()])
+        self.pool.sweep(self.config.channel_idle_s)
+
+    async def _probe(self, bots: list[BotRow], now: int) -> None:
+        """Probe the bots due, and store what the probes found."""
         due_at = await self.db(self.store.probe_schedule)
         slack = int(self.config.health_interval_s * 1e6) // 2  # a sweep comes late, not early
         probed = [
@@ -619,7 +759,3 @@ class Arena:
             pulled += (state == "unhealthy") - (bot.state == "unhealthy")
         self.metrics.bots_pulled.set(pulled)
         await self._remember_limits(announced)
-        live = {bot.endpoint for bot in bots}
-        self._targets = {e: target for e, target in self._targets.items() if e in live}
-        self.pool.keep_only([self.house_endpoint, *self._targets.values()])
-        self.pool.sweep(self.config.channel_idle_s)

@@ -14,8 +14,10 @@ Every unary-request method is behind ``RequestGuard``: malformed bytes get INVAL
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import signal
+import socket
 from dataclasses import dataclass, field
 
 import grpc
@@ -44,6 +46,10 @@ from sample_bots.random_bot import make_random_bot
 
 log = logging.getLogger("arena.server")
 SERVICE_NAME = arena_service_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name
+LIVENESS = "liveness"
+"""The health service that stays SERVING until the process exits (a liveness probe's):
+the others ("" and the API's) turn NOT_SERVING as soon as the process starts draining."""
+READINESS = ("", SERVICE_NAME)
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,11 @@ async def serve(
             guard.add_own_socket(metrics_host, metrics_port)
         house_server, house_address = await await_aio(lambda: start_server(make_random_bot()))
         guard.add_own_socket(*_host_port(house_address))
-        arena = Arena(store, pool, metrics, house_address, options.arena, guard)
+        address = f"{options.listen.rsplit(':', 1)[0]}:{api_port}"
+        config = options.arena
+        if not config.advertise_address:
+            config = dataclasses.replace(config, advertise_address=advertised(address))
+        arena = Arena(store, pool, metrics, house_address, config, guard)
         arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(
             ArenaServicer(store, arena, options.admin_token, limits), server
         )
@@ -102,7 +112,6 @@ async def serve(
             (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
         await await_aio(server.start)
-        address = f"{options.listen.rsplit(':', 1)[0]}:{api_port}"
         guard.add_own_socket(*_host_port(address))
     except BaseException:
         with trio.CancelScope(shield=True):
@@ -110,36 +119,52 @@ async def serve(
         raise
     try:
         async with trio.open_nursery() as nursery:
-            await nursery.start(arena.run)
-            for name in ("", SERVICE_NAME):
-                await await_aio(
-                    lambda name=name: health_servicer.set(  # type: ignore[misc]
-                        name, health_pb2.HealthCheckResponse.SERVING
-                    )
-                )
-            log.info("arena serving on %s", address)
+            await nursery.start(arena.run)  # WorkerIdInUse if a live process has the id
+            await _set_health(health_servicer, (LIVENESS, *READINESS), serving=True)
+            log.info(
+                "arena serving on %s as worker %s (roles: %s)",
+                address,
+                config.worker_id,
+                ", ".join(config.roles) or "api only",
+            )
             task_status.started(address)
             nursery.start_soon(_stop_on_signal, arena)
             await arena.stop.wait()
+            await _set_health(health_servicer, READINESS, serving=False)  # draining: not ready
             log.info("stopping: matches in flight end at their next move and are requeued")
             with trio.move_on_after(options.shutdown_grace_s) as grace:
-                while arena.live:
-                    await trio.sleep(0.05)
+                await arena.finished.wait()
             if grace.cancelled_caught:
                 log.warning(
-                    "still running after the grace period, requeued at next start: %s",
+                    "still running after the grace period, requeued by any live process: %s",
                     ", ".join(arena.live),
                 )
             nursery.cancel_scope.cancel()
     finally:
         with trio.CancelScope(shield=True):
-            for name in ("", SERVICE_NAME):
-                await await_aio(
-                    lambda name=name: health_servicer.set(  # type: ignore[misc]
-                        name, health_pb2.HealthCheckResponse.NOT_SERVING
-                    )
-                )
+            await _set_health(health_servicer, (LIVENESS, *READINESS), serving=False)
             await _stop(server, house_server, pool, database)
+
+
+async def _set_health(
+    servicer: health.aio.HealthServicer, services: tuple[str, ...], *, serving: bool
+) -> None:
+    status = (
+        health_pb2.HealthCheckResponse.SERVING
+        if serving
+        else health_pb2.HealthCheckResponse.NOT_SERVING
+    )
+    for name in services:
+        await await_aio(lambda name=name: servicer.set(name, status))  # type: ignore[misc]
+
+
+def advertised(address: str) -> str:
+    """Where other processes reach an API listening on ``address``: itself, or this host's
+    name when it listens on every interface."""
+    host, port = _host_port(address)
+    if host.strip("[]") in ("0.0.0.0", "::", ""):
+        return f"{socket.gethostname()}:{port}"
+    return address
 
 
 def _serve_metrics(listen: str) -> tuple[str, int]:

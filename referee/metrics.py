@@ -41,6 +41,9 @@ STORE_OPERATIONS = (
     "recover",
 )
 
+LEASE_KINDS = ("ladder", "validation", "sweep")
+"""The kinds of leadership lease (``arena.leadership``), by the part of the name before ':'."""
+
 # Buckets bracket typical move deadlines (100 ms … 10 s) with room below for fast bots.
 CALL_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 MATCH_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
@@ -139,6 +142,26 @@ class Metrics:
             ["kind"],
             registry=registry,
         )
+        self.leases_held = Gauge(
+            f"{PREFIX}_leases_held",
+            "Leadership leases this process holds, by kind: ladder (one ladder's scheduling), "
+            "validation, sweep (health probes). Summed over processes: one per ladder, else a "
+            "scheduler is missing.",
+            ["kind"],
+            registry=registry,
+        )
+        self.workers_alive = Gauge(
+            f"{PREFIX}_workers_alive",
+            "Arena processes registered on the database with a live lease, as this process "
+            "last read it.",
+            registry=registry,
+        )
+        self.matches_taken_over = Counter(
+            f"{PREFIX}_matches_taken_over",
+            "Matches this process put back in the queue because the worker playing them was "
+            "gone (its lease ran out).",
+            registry=registry,
+        )
         self.rating_updates = Counter(
             f"{PREFIX}_rating_updates",
             "Matches whose result updated ratings.",
@@ -178,6 +201,8 @@ class Metrics:
             self.matches_parked.labels(kind)
         for operation in STORE_OPERATIONS:
             self.store_duration.labels(operation)
+        for kind in LEASE_KINDS:
+            self.leases_held.labels(kind)
 
     def for_game(self, game: str) -> GameMetrics:
         """Children bound to one game's labels, so the per-decision path does no label lookup."""

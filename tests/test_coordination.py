@@ -3,6 +3,9 @@ leadership leases with epochs, and the caps that must hold whoever enqueues or c
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -18,9 +21,25 @@ def coordination(store: Store) -> Coordination:
     return Coordination(store.db)
 
 
+def registered_as(store: Store, worker_id: str, pid: int, host: str | None = None) -> None:
+    """Make ``worker_id``'s registration look like another process's (``pid``, ``host``)."""
+    with store.db.transaction() as tx:
+        tx.execute(
+            "UPDATE workers SET pid = ?, host = COALESCE(?, host) WHERE worker_id = ?",
+            (pid, host, worker_id),
+        )
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
 def test_a_live_worker_id_cannot_be_taken_and_an_expired_one_can(store: Store) -> None:
     workers = coordination(store)
     first = workers.register("w1", ("referee",), "127.0.0.1:1", 30)
+    registered_as(store, "w1", os.getppid())  # a live process on this host
     with pytest.raises(WorkerIdInUse, match=r"w1.*in use by a live arena process"):
         workers.register("w1", ("referee",), "127.0.0.1:2", 30)
     assert workers.heartbeat("w1", first, 30)
@@ -32,6 +51,21 @@ def test_a_live_worker_id_cannot_be_taken_and_an_expired_one_can(store: Store) -
     assert again != short and workers.heartbeat("w2", again, 30)
     workers.retire("w2", again)
     assert [w.worker_id for w in workers.workers()] == ["w1"]
+    registered_as(store, "w1", os.getppid(), "another-host")
+    with pytest.raises(WorkerIdInUse):
+        workers.register("w1", ("referee",), "127.0.0.1:2", 30)
+
+
+def test_a_restart_under_a_fixed_id_takes_over_its_dead_predecessor_at_once(
+    store: Store,
+) -> None:
+    workers = coordination(store)
+    before = workers.register("pod-0", ("referee",), "", 30)
+    registered_as(store, "pod-0", dead_pid())  # this host, its process gone: a restart
+    after = workers.register("pod-0", ("referee",), "", 30)
+    assert after != before and not workers.heartbeat("pod-0", before, 30)
+    again = workers.register("pod-0", ("referee",), "", 30)  # this very process (pid 1 again)
+    assert not workers.heartbeat("pod-0", after, 30) and workers.heartbeat("pod-0", again, 30)
 
 
 def test_default_worker_ids_differ_unless_the_environment_names_one(

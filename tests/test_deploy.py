@@ -5,7 +5,11 @@ promtool and prometheus come from Debian's ``prometheus`` package (.ci/run insta
 they are missing these tests skip, except under CI=true, where they fail: CI must not pass by
 skipping them. The Kubernetes manifests are validated offline against the schemas that the PyPI
 package ``kubernetes-validate`` ships (dev extra). Every metric the rules and the dashboard query
-must exist in ``referee.metrics.Metrics``.
+must exist in ``referee.metrics.Metrics``. The scale-out shapes (Kubernetes, one Deployment or
+split by role; compose with compose.scale-out.yaml) are checked for what the schemas cannot see:
+one worker id per process, an explicit valid role, readiness and liveness on different health
+services, a stop grace covering --shutdown-grace-s, one PodDisruptionBudget per set of pods; each
+check is shown catching the mistake it is for.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +34,7 @@ import yaml  # type: ignore[import-untyped]  # PyYAML, installed with kubernetes
 from prometheus_client import CollectorRegistry, start_http_server
 
 from arena.local_bots import free_port, stop_bot
+from arena.server import SERVICE_NAME as ARENA_SERVICE_NAME
 from referee.games.registry import game_types, make_game
 from referee.metrics import Metrics
 from referee.runner import MatchSpec, play_match
@@ -41,6 +46,12 @@ PROMETHEUS_DIR = DEPLOY / "prometheus"
 ALERTS = PROMETHEUS_DIR / "alerts.yml"
 DASHBOARD = DEPLOY / "grafana" / "dashboards" / "cardarena.json"
 KUBERNETES_DIR = DEPLOY / "kubernetes"
+# The arena's two shapes on Kubernetes, used one or the other: one Deployment of --role=all, or
+# Deployments split by role (docs/scale-out.md).
+ARENA_MANIFEST = KUBERNETES_DIR / "arena.yaml"
+SPLIT_ARENA_MANIFEST = KUBERNETES_DIR / "split" / "arena.yaml"
+COMPOSE = DEPLOY / "compose.yaml"
+COMPOSE_SCALE_OUT = DEPLOY / "compose.scale-out.yaml"
 # grpc probes are GA from Kubernetes 1.27; validate against that and the newest schemas shipped.
 KUBERNETES_VERSIONS = ("1.27.0", "latest")
 PROMETHEUS_STARTUP_S = 30.0
@@ -111,12 +122,16 @@ def as_plain_promql(expr: str) -> str:
 
 
 def kubernetes_resources() -> list[tuple[Path, dict[str, Any]]]:
-    resources = []
-    for path in sorted(KUBERNETES_DIR.glob("*.yaml")):
-        for document in yaml.safe_load_all(path.read_text()):
-            if document:
-                resources.append((path, document))
+    """Every resource under deploy/kubernetes/ (subdirectories included) and its file."""
+    resources: list[tuple[Path, dict[str, Any]]] = []
+    for path in sorted(KUBERNETES_DIR.rglob("*.yaml")):
+        resources.extend((path, document) for document in manifest(path))
     return resources
+
+
+def manifest(path: Path) -> list[dict[str, Any]]:
+    """The resources of one manifest file."""
+    return [document for document in yaml.safe_load_all(path.read_text()) if document]
 
 
 def kubernetes_prometheus_config(directory: Path) -> Path:
@@ -134,9 +149,10 @@ def kubernetes_prometheus_config(directory: Path) -> Path:
 # --- promtool ---------------------------------------------------------------------------------
 
 
-def test_prometheus_config_is_valid() -> None:
+@pytest.mark.parametrize("config", ["prometheus.yml", "prometheus-scale-out.yml"])
+def test_prometheus_config_is_valid(config: str) -> None:
     promtool = require_tool("promtool")
-    output = run_tool([promtool, "check", "config", "prometheus.yml"], cwd=PROMETHEUS_DIR)
+    output = run_tool([promtool, "check", "config", config], cwd=PROMETHEUS_DIR)
     assert "1 rule files found" in output
 
 
@@ -343,7 +359,8 @@ def test_kubernetes_manifests_validate_offline_against_the_schemas() -> None:
 
     resources = kubernetes_resources()
     kinds = {r["kind"] for _, r in resources}
-    assert {"Deployment", "Service", "ConfigMap"} <= kinds
+    assert {"Deployment", "Service", "ConfigMap", "PodDisruptionBudget"} <= kinds
+    assert SPLIT_ARENA_MANIFEST in {path for path, _ in resources}
     for version in KUBERNETES_VERSIONS:
         version = latest_version() if version == "latest" else version
         for path, resource in resources:
@@ -382,6 +399,571 @@ def test_arena_deployment_probes_and_scrape_annotations() -> None:
     assert template["spec"]["securityContext"]["runAsNonRoot"] is True
     assert f"--listen=0.0.0.0:{ports['grpc']}" in container["args"]
     assert f"--metrics-listen=0.0.0.0:{ports['metrics']}" in container["args"]
+
+
+# --- scale-out: roles, worker identity, draining, disruption budgets -----------------------------
+
+ARENA_ROLES = ("all", "api", "scheduler", "referee")
+SCHEDULING_ROLES = {"all", "scheduler"}
+REFEREEING_ROLES = {"all", "referee"}
+WORKER_ID_ENV = "CARDARENA_WORKER_ID"
+# Health services (docs/scale-out.md): "" (and the ArenaService's name) turn NOT_SERVING as soon
+# as a process drains; "liveness" stays SERVING until it exits.
+READINESS_SERVICES = {"", ARENA_SERVICE_NAME}
+LIVENESS_SERVICE = "liveness"
+# The time to grant on top of --shutdown-grace-s: stopping the API (1 s for calls in flight) and
+# the house bot (0.5 s), closing the bot channels and the database pool, and slack for a slow
+# database. The manifests grant 10 s.
+SHUTDOWN_MARGIN_S = 5.0
+KUBERNETES_DEFAULT_TERMINATION_GRACE_S = 30
+COMPOSE_DEFAULT_STOP_GRACE_S = 10.0
+ARENA_DEFAULT_SHUTDOWN_GRACE_S = 10.0
+
+
+def flag_values(args: Sequence[str], name: str) -> list[str]:
+    """Every value given to the option ``name`` in ``args``, as ``name=V`` or ``name V``."""
+    values = []
+    for index, arg in enumerate(args):
+        if arg.startswith(f"{name}="):
+            values.append(arg.split("=", 1)[1])
+        elif arg == name and index + 1 < len(args):
+            values.append(args[index + 1])
+    return values
+
+
+def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether a Kubernetes label selector (matchLabels, matchExpressions) selects ``labels``."""
+    for key, value in selector.get("matchLabels", {}).items():
+        if labels.get(key) != value:
+            return False
+    for expression in selector.get("matchExpressions", []):
+        key, operator = expression["key"], expression["operator"]
+        values = set(expression.get("values", []))
+        if not {
+            "In": key in labels and labels[key] in values,
+            "NotIn": labels.get(key) not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[operator]:
+            return False
+    return True
+
+
+def env_field_path(container: dict[str, Any], name: str) -> str | None:
+    """The downward-API field an environment variable comes from, or None."""
+    for variable in container.get("env", []):
+        if variable["name"] == name:
+            field_path: str | None = (
+                variable.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+            )
+            return field_path
+    return None
+
+
+def grpc_probe_service(container: dict[str, Any], probe: str) -> str | None:
+    """The grpc.health.v1 service a probe asks about ("" when unset), or None if no gRPC probe."""
+    grpc_action = container.get(probe, {}).get("grpc")
+    return None if grpc_action is None else str(grpc_action.get("service", ""))
+
+
+def arena_container(deployment: dict[str, Any]) -> dict[str, Any] | None:
+    """The container running ``arena serve`` in a Deployment, or None."""
+    for container in deployment["spec"]["template"]["spec"]["containers"]:
+        if container.get("args", [])[:1] == ["serve"]:
+            found: dict[str, Any] = container
+            return found
+    return None
+
+
+def pod_labels(deployment: dict[str, Any]) -> dict[str, str]:
+    labels: dict[str, str] = deployment["spec"]["template"]["metadata"]["labels"]
+    return labels
+
+
+def arena_deployments(resources: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in resources if r["kind"] == "Deployment" and arena_container(r) is not None]
+
+
+def role_of(args: Sequence[str], where: str, problems: list[str]) -> str | None:
+    """The --role in ``args``; a problem unless exactly one of the four is given."""
+    roles = flag_values(args, "--role")
+    if len(roles) != 1 or roles[0] not in ARENA_ROLES:
+        problems.append(f"{where}: --role must be given once, one of {ARENA_ROLES}: {roles}")
+        return None
+    return roles[0]
+
+
+def shutdown_grace_of(args: Sequence[str], where: str, problems: list[str]) -> float | None:
+    values = flag_values(args, "--shutdown-grace-s")
+    if len(values) != 1:
+        problems.append(f"{where}: set --shutdown-grace-s explicitly, once: {values}")
+        return None
+    return float(values[0])
+
+
+def roles_problems(roles: Sequence[str], where: str) -> list[str]:
+    """A set of arena processes must schedule matches and play them."""
+    problems = []
+    if not SCHEDULING_ROLES & set(roles):
+        problems.append(f"{where}: no process schedules matches (roles {sorted(roles)})")
+    if not REFEREEING_ROLES & set(roles):
+        problems.append(f"{where}: no process plays matches (roles {sorted(roles)})")
+    return problems
+
+
+def arena_manifest_problems(resources: Sequence[dict[str, Any]]) -> list[str]:
+    """What is wrong with one manifest file's arena Deployments, as a list of sentences.
+
+    Each replica has its own worker id (the pod's name) and advertise address (the pod's IP),
+    an explicit role; readiness asks the health service that turns NOT_SERVING on draining,
+    liveness the one that stays SERVING; the pod's termination grace covers --shutdown-grace-s
+    plus ``SHUTDOWN_MARGIN_S``; one PodDisruptionBudget selects its pods; no Deployment selects
+    another's pods; a scheduler Deployment has a replica to fail over to; someone schedules and
+    someone plays; a Service sends clients to arena pods.
+    """
+    problems: list[str] = []
+    deployments = arena_deployments(resources)
+    if not deployments:
+        return ["no Deployment runs arena serve"]
+    budgets = [r for r in resources if r["kind"] == "PodDisruptionBudget"]
+    services = [r for r in resources if r["kind"] == "Service"]
+    roles: list[str] = []
+    for deployment in deployments:
+        name = deployment["metadata"]["name"]
+        spec = deployment["spec"]
+        pod = spec["template"]
+        labels = pod_labels(deployment)
+        container = arena_container(deployment)
+        assert container is not None
+        args = container["args"]
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+
+        role = role_of(args, name, problems)
+        if role is not None:
+            roles.append(role)
+            if labels.get("app.kubernetes.io/component") != role:
+                problems.append(f"{name}: pod label app.kubernetes.io/component is not {role!r}")
+            if role == "scheduler" and spec.get("replicas", 1) < 2:
+                problems.append(f"{name}: one scheduler replica has nothing to fail over to")
+
+        if flag_values(args, "--worker-id"):
+            problems.append(f"{name}: --worker-id in args gives every replica the same id")
+        if env_field_path(container, WORKER_ID_ENV) != "metadata.name":
+            problems.append(
+                f"{name}: replicas could share a worker id: {WORKER_ID_ENV} must come from "
+                "the downward API fieldRef metadata.name"
+            )
+        advertised = flag_values(args, "--advertise-address")
+        if advertised not in ([f"$(POD_IP):{ports['grpc']}"], [f"[$(POD_IP)]:{ports['grpc']}"]):
+            problems.append(f"{name}: --advertise-address must be $(POD_IP):{ports['grpc']}")
+        if env_field_path(container, "POD_IP") != "status.podIP":
+            problems.append(f"{name}: POD_IP must come from the downward API status.podIP")
+
+        readiness = grpc_probe_service(container, "readinessProbe")
+        liveness = grpc_probe_service(container, "livenessProbe")
+        if readiness == liveness:
+            problems.append(f"{name}: readiness and liveness ask the same health service")
+        if readiness not in READINESS_SERVICES:
+            problems.append(f"{name}: readiness must ask service '' (false while draining)")
+        if liveness != LIVENESS_SERVICE:
+            problems.append(f"{name}: liveness must ask service {LIVENESS_SERVICE!r}")
+        if grpc_probe_service(container, "startupProbe") is None:
+            problems.append(f"{name}: no gRPC startup probe")
+
+        grace = shutdown_grace_of(args, name, problems)
+        termination = pod["spec"].get(
+            "terminationGracePeriodSeconds", KUBERNETES_DEFAULT_TERMINATION_GRACE_S
+        )
+        if grace is not None and termination < grace + SHUTDOWN_MARGIN_S:
+            problems.append(
+                f"{name}: terminationGracePeriodSeconds {termination} < --shutdown-grace-s "
+                f"{grace:g} + {SHUTDOWN_MARGIN_S:g} s margin"
+            )
+
+        covering = [
+            b["metadata"]["name"] for b in budgets if selects(b["spec"]["selector"], labels)
+        ]
+        if len(covering) != 1:
+            problems.append(
+                f"{name}: {len(covering)} PodDisruptionBudgets select its pods, not one: "
+                f"{covering} (with none a drain may take every replica at once; with two the "
+                "eviction API refuses to evict)"
+            )
+        for other in deployments:
+            if other is not deployment and selects(spec["selector"], pod_labels(other)):
+                problems.append(
+                    f"{name}: its selector also selects {other['metadata']['name']}'s pods"
+                )
+        if not selects(spec["selector"], labels):
+            problems.append(f"{name}: its selector does not select its own pods")
+    problems += roles_problems(roles, "these Deployments")
+    pods = [pod_labels(d) for d in deployments]
+    if not any(
+        selects({"matchLabels": service["spec"]["selector"]}, labels)
+        for service in services
+        if "selector" in service["spec"]  # none: endpoints managed by hand
+        for labels in pods
+    ):
+        problems.append("no Service selects the arena pods")
+    return problems
+
+
+@pytest.mark.parametrize("path", [ARENA_MANIFEST, SPLIT_ARENA_MANIFEST], ids=["single", "split"])
+def test_arena_manifests_give_replicas_identities_and_drain_cleanly(path: Path) -> None:
+    assert arena_manifest_problems(manifest(path)) == []
+
+
+def test_split_manifest_runs_every_role_and_fails_over_the_scheduler() -> None:
+    deployments = arena_deployments(manifest(SPLIT_ARENA_MANIFEST))
+    replicas = {}
+    for deployment in deployments:
+        container = arena_container(deployment)
+        assert container is not None
+        (role,) = flag_values(container["args"], "--role")
+        replicas[role] = deployment["spec"]["replicas"]
+    assert replicas.keys() == {"api", "scheduler", "referee"}
+    assert replicas["scheduler"] >= 2
+    (service,) = [r for r in manifest(SPLIT_ARENA_MANIFEST) if r["kind"] == "Service"]
+    assert service["spec"]["selector"]["app.kubernetes.io/component"] == "api"
+
+
+def comparable_pod(deployment: dict[str, Any]) -> dict[str, Any]:
+    """A Deployment's pod template without what differs between roles."""
+    pod = json.loads(json.dumps(deployment["spec"]["template"]))
+    pod["metadata"]["labels"].pop("app.kubernetes.io/component")
+    for container in pod["spec"]["containers"]:
+        container.pop("resources")
+        container["args"] = [a for a in container["args"] if not a.startswith("--role")]
+    return dict(pod)
+
+
+def test_split_manifest_pods_are_the_single_deployments_but_for_role_and_resources() -> None:
+    (single,) = arena_deployments(manifest(ARENA_MANIFEST))
+    for deployment in arena_deployments(manifest(SPLIT_ARENA_MANIFEST)):
+        assert comparable_pod(deployment) == comparable_pod(single), (
+            f"{deployment['metadata']['name']} drifted from arena.yaml's pod template"
+        )
+
+
+def without(kind: str) -> Callable[[list[dict[str, Any]]], None]:
+    def mutate(resources: list[dict[str, Any]]) -> None:
+        resources[:] = [r for r in resources if r["kind"] != kind]
+
+    return mutate
+
+
+def first_container(resources: list[dict[str, Any]]) -> dict[str, Any]:
+    container = arena_container(arena_deployments(resources)[0])
+    assert container is not None
+    return container
+
+
+def set_env(name: str, entry: dict[str, Any]) -> Callable[[list[dict[str, Any]]], None]:
+    def mutate(resources: list[dict[str, Any]]) -> None:
+        env = first_container(resources)["env"]
+        env[:] = [v for v in env if v["name"] != name] + [{"name": name, **entry}]
+
+    return mutate
+
+
+def replace_arg(prefix: str, *new: str) -> Callable[[list[dict[str, Any]]], None]:
+    def mutate(resources: list[dict[str, Any]]) -> None:
+        args = first_container(resources)["args"]
+        args[:] = [a for a in args if not a.startswith(prefix)] + list(new)
+
+    return mutate
+
+
+def set_probe_service(probe: str, service: str) -> Callable[[list[dict[str, Any]]], None]:
+    def mutate(resources: list[dict[str, Any]]) -> None:
+        first_container(resources)[probe]["grpc"]["service"] = service
+
+    return mutate
+
+
+def set_termination_grace(seconds: int) -> Callable[[list[dict[str, Any]]], None]:
+    def mutate(resources: list[dict[str, Any]]) -> None:
+        arena_deployments(resources)[0]["spec"]["template"]["spec"][
+            "terminationGracePeriodSeconds"
+        ] = seconds
+
+    return mutate
+
+
+def set_budget_component(component: str) -> Callable[[list[dict[str, Any]]], None]:
+    def mutate(resources: list[dict[str, Any]]) -> None:
+        for r in resources:
+            if r["kind"] == "PodDisruptionBudget":
+                r["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"] = component
+
+    return mutate
+
+
+def duplicate_budget(resources: list[dict[str, Any]]) -> None:
+    (budget,) = [r for r in resources if r["kind"] == "PodDisruptionBudget"]
+    resources.append(json.loads(json.dumps(budget)) | {"metadata": {"name": "another"}})
+
+
+MISTAKES: list[tuple[str, Callable[[list[dict[str, Any]]], None], str]] = [
+    ("fixed worker id", set_env(WORKER_ID_ENV, {"value": "arena"}), "could share a worker id"),
+    (
+        "worker id from the node",
+        set_env(WORKER_ID_ENV, {"valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}),
+        "could share a worker id",
+    ),
+    ("--worker-id in args", replace_arg("--worker-id", "--worker-id=arena"), "same id"),
+    ("no advertise address", replace_arg("--advertise-address"), "--advertise-address"),
+    ("no POD_IP", set_env("POD_IP", {"value": "10.0.0.1"}), "status.podIP"),
+    ("no budget", without("PodDisruptionBudget"), "0 PodDisruptionBudgets"),
+    ("budget selects other pods", set_budget_component("referee"), "0 PodDisruptionBudgets"),
+    ("two budgets", duplicate_budget, "2 PodDisruptionBudgets"),
+    ("same probe service", set_probe_service("livenessProbe", ""), "same health service"),
+    ("readiness on liveness", set_probe_service("readinessProbe", "liveness"), "readiness must"),
+    ("grace too short", set_termination_grace(19), "terminationGracePeriodSeconds 19"),
+    (
+        "grace raised alone",
+        replace_arg("--shutdown-grace-s", "--shutdown-grace-s=30"),
+        "< --shutdown-grace-s 30",
+    ),
+    ("implicit grace", replace_arg("--shutdown-grace-s"), "--shutdown-grace-s explicitly"),
+    ("unknown role", replace_arg("--role", "--role=worker"), "--role must be"),
+    ("implicit role", replace_arg("--role"), "--role must be"),
+    ("api only", replace_arg("--role", "--role=api"), "no process plays matches"),
+    ("no service", without("Service"), "no Service selects"),
+]
+
+
+@pytest.mark.parametrize(("mistake", "mutate", "expected"), MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_arena_manifest_check_catches(
+    mistake: str, mutate: Callable[[list[dict[str, Any]]], None], expected: str
+) -> None:
+    resources = json.loads(json.dumps(manifest(ARENA_MANIFEST)))
+    mutate(resources)
+    problems = arena_manifest_problems(resources)
+    assert any(expected in p for p in problems), f"{mistake}: {problems}"
+
+
+def test_split_manifest_check_catches_a_lone_scheduler_and_a_missing_referee() -> None:
+    resources = manifest(SPLIT_ARENA_MANIFEST)
+    (scheduler,) = [d for d in arena_deployments(resources) if "scheduler" in d["metadata"]["name"]]
+    scheduler["spec"]["replicas"] = 1
+    assert any("nothing to fail over to" in p for p in arena_manifest_problems(resources))
+    resources = [
+        r for r in manifest(SPLIT_ARENA_MANIFEST) if "referee" not in r["metadata"]["name"]
+    ]
+    assert any("no process plays matches" in p for p in arena_manifest_problems(resources))
+
+
+# --- scale-out on compose -----------------------------------------------------------------------
+
+DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|us|m|s)")
+DURATION_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6}
+
+
+def compose_duration_s(text: str) -> float:
+    """A compose duration ("25s", "1m30s") in seconds."""
+    parts = DURATION_PART.findall(text)
+    assert "".join(n + u for n, u in parts) == text, f"not a compose duration: {text!r}"
+    return sum(float(number) * DURATION_UNIT_S[unit] for number, unit in parts)
+
+
+def compose_services(*paths: Path) -> dict[str, dict[str, Any]]:
+    """The services of compose files applied in order (``-f a -f b``), merged as compose does
+    for the keys checked here: a mapping key by key, anything else replaced."""
+    services: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        for name, service in load_yaml(path)["services"].items():
+            merged = services.setdefault(name, {})
+            for key, value in service.items():
+                if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                    merged[key] = {**merged[key], **value}
+                else:
+                    merged[key] = value
+    return services
+
+
+def compose_environment(service: dict[str, Any]) -> dict[str, str]:
+    environment = service.get("environment", {})
+    if isinstance(environment, list):
+        return dict(entry.split("=", 1) for entry in environment)
+    return {key: str(value) for key, value in environment.items()}
+
+
+def compose_arena_services(services: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """The services of the Card Arena image running ``arena serve`` (its default command), and
+    their args."""
+    return {
+        name: list(service.get("command", ["serve"]))
+        for name, service in services.items()
+        if service.get("build", {}).get("dockerfile") == "deploy/Dockerfile"
+        and "entrypoint" not in service
+        and list(service.get("command", ["serve"]))[:1] == ["serve"]
+    }
+
+
+def compose_problems(services: dict[str, dict[str, Any]]) -> list[str]:
+    """What is wrong with the arena processes of a compose project, as a list of sentences.
+
+    Each has a valid role and a stop grace period covering --shutdown-grace-s plus the margin.
+    Several share one PostgreSQL database, each with its own worker id and an advertise address
+    under its own service name, none scaled to copies (which would share its worker id); one of
+    them schedules and one plays.
+    """
+    problems: list[str] = []
+    arena = compose_arena_services(services)
+    if not arena:
+        return ["no service runs arena serve"]
+    roles = []
+    for name, args in arena.items():
+        service = services[name]
+        roles_given = flag_values(args, "--role")
+        if len(roles_given) > 1 or not set(roles_given) <= set(ARENA_ROLES):
+            problems.append(f"{name}: --role must be one of {ARENA_ROLES}: {roles_given}")
+        roles.append(roles_given[0] if roles_given else "all")
+        grace_given = flag_values(args, "--shutdown-grace-s")
+        grace = float(grace_given[-1]) if grace_given else ARENA_DEFAULT_SHUTDOWN_GRACE_S
+        stop = service.get("stop_grace_period")
+        stop_s = compose_duration_s(stop) if stop else COMPOSE_DEFAULT_STOP_GRACE_S
+        if stop_s < grace + SHUTDOWN_MARGIN_S:
+            problems.append(
+                f"{name}: stop_grace_period {stop_s:g} s < --shutdown-grace-s {grace:g} + "
+                f"{SHUTDOWN_MARGIN_S:g} s margin"
+            )
+    problems += roles_problems(roles, "this project")
+    if len(arena) == 1:
+        return problems
+    worker_ids: dict[str, str] = {}
+    databases = set()
+    for name, args in arena.items():
+        service = services[name]
+        ids = flag_values(args, "--worker-id") or [
+            compose_environment(service).get(WORKER_ID_ENV, "")
+        ]
+        if not ids[-1]:
+            problems.append(f"{name}: no worker id ({WORKER_ID_ENV} or --worker-id)")
+        elif ids[-1] in worker_ids:
+            problems.append(f"{name}: worker id {ids[-1]!r} is {worker_ids[ids[-1]]}'s too")
+        else:
+            worker_ids[ids[-1]] = name
+        if service.get("deploy", {}).get("replicas", 1) != 1 or "scale" in service:
+            problems.append(f"{name}: copies of one service share its worker id")
+        (listen,) = flag_values(args, "--listen") or ["127.0.0.1:50050"]
+        port = listen.rsplit(":", 1)[1]
+        if flag_values(args, "--advertise-address") != [f"{name}:{port}"]:
+            problems.append(f"{name}: --advertise-address must be {name}:{port}")
+        urls = flag_values(args, "--database-url")
+        if not urls:
+            problems.append(f"{name}: several arena processes need --database-url (PostgreSQL)")
+        databases.update(urls)
+    if len(databases) > 1:
+        problems.append(f"the arena processes use {len(databases)} databases, not one")
+    return problems
+
+
+def prometheus_targets(config: Path, job: str = "cardarena") -> set[str]:
+    (scrape,) = [j for j in load_yaml(config)["scrape_configs"] if j["job_name"] == job]
+    return {target for static in scrape["static_configs"] for target in static["targets"]}
+
+
+def compose_metrics_targets(services: dict[str, dict[str, Any]]) -> set[str]:
+    """``service:port`` of every arena process's /metrics."""
+    targets = set()
+    for name, args in compose_arena_services(services).items():
+        (listen,) = flag_values(args, "--metrics-listen") or ["127.0.0.1:9464"]
+        targets.add(f"{name}:{listen.rsplit(':', 1)[1]}")
+    return targets
+
+
+@pytest.mark.parametrize(
+    "files", [(COMPOSE,), (COMPOSE, COMPOSE_SCALE_OUT)], ids=["single", "scale-out"]
+)
+def test_compose_arena_processes_have_identities_and_drain_cleanly(files: tuple[Path, ...]) -> None:
+    assert compose_problems(compose_services(*files)) == []
+
+
+def test_compose_scale_out_runs_every_role_and_prometheus_scrapes_each_process() -> None:
+    services = compose_services(COMPOSE, COMPOSE_SCALE_OUT)
+    arena = compose_arena_services(services)
+    roles = sorted(flag_values(args, "--role")[0] for args in arena.values())
+    assert roles == ["api", "referee", "referee", "scheduler"]
+    assert (
+        "--config.file=/etc/prometheus/prometheus-scale-out.yml"
+        in services["prometheus"]["command"]
+    )
+    config = PROMETHEUS_DIR / "prometheus-scale-out.yml"
+    assert prometheus_targets(config) == compose_metrics_targets(services)
+    assert prometheus_targets(PROMETHEUS_DIR / "prometheus.yml") == compose_metrics_targets(
+        compose_services(COMPOSE)
+    )
+
+
+def compose_mistake(
+    service: str, key: str, value: Any
+) -> Callable[[dict[str, dict[str, Any]]], None]:
+    def mutate(services: dict[str, dict[str, Any]]) -> None:
+        services[service][key] = value
+
+    return mutate
+
+
+def compose_arg(
+    service: str, prefix: str, *new: str
+) -> Callable[[dict[str, dict[str, Any]]], None]:
+    def mutate(services: dict[str, dict[str, Any]]) -> None:
+        command = services[service]["command"]
+        command[:] = [a for a in command if not a.startswith(prefix)] + list(new)
+
+    return mutate
+
+
+COMPOSE_MISTAKES: list[tuple[str, Callable[[dict[str, dict[str, Any]]], None], str]] = [
+    (
+        "shared worker id",
+        compose_mistake("arena-referee-2", "environment", {WORKER_ID_ENV: "arena-referee-1"}),
+        "is arena-referee-1's too",
+    ),
+    ("no worker id", compose_mistake("arena-referee-2", "environment", {}), "no worker id"),
+    (
+        "scaled",
+        compose_mistake("arena-referee-2", "deploy", {"replicas": 2}),
+        "share its worker id",
+    ),
+    (
+        "wrong advertise",
+        compose_arg(
+            "arena-referee-2", "--advertise-address", "--advertise-address=arena-referee-1:50050"
+        ),
+        "must be arena-referee-2:50050",
+    ),
+    (
+        "default stop grace",
+        compose_mistake("arena-scheduler", "stop_grace_period", None),
+        "stop_grace_period 10 s",
+    ),
+    (
+        "sqlite",
+        compose_arg("arena-referee-1", "--database-url", "--db=/var/lib/cardarena/arena.sqlite3"),
+        "need --database-url",
+    ),
+    (
+        "no scheduler",
+        compose_arg("arena-scheduler", "--role", "--role=referee"),
+        "no process schedules",
+    ),
+    ("unknown role", compose_arg("arena-scheduler", "--role", "--role=leader"), "--role must be"),
+]
+
+
+@pytest.mark.parametrize(
+    ("mistake", "mutate", "expected"), COMPOSE_MISTAKES, ids=[m[0] for m in COMPOSE_MISTAKES]
+)
+def test_compose_check_catches(
+    mistake: str, mutate: Callable[[dict[str, dict[str, Any]]], None], expected: str
+) -> None:
+    services = json.loads(json.dumps(compose_services(COMPOSE, COMPOSE_SCALE_OUT)))
+    mutate(services)
+    problems = compose_problems(services)
+    assert any(expected in p for p in problems), f"{mistake}: {problems}"
 
 
 # --- a real Prometheus ------------------------------------------------------------------------

@@ -246,6 +246,8 @@ class ChangingDns:
 class OneBotStore:
     """What ``Arena._spec_for`` reads of the store for a validation match."""
 
+    db = None  # the arena's coordination is built on it; this test never registers
+
     def bot(self, bot_id: str) -> SimpleNamespace:
         return SimpleNamespace(bot_id=bot_id, game="pinochle")
 

@@ -48,10 +48,14 @@ pytestmark = pytest.mark.skipif(
 
 
 @contextmanager
-def worker(url: str, name: str, tmp_path: Path) -> Iterator[BotProcess]:
+def worker(url: str, name: str, tmp_path: Path, *extra: str) -> Iterator[BotProcess]:
+    """An ``arena serve`` process on ``url`` as worker ``name`` (``extra``: more options),
+    its log in ``tmp_path/NAME.log``; stopped gracefully at the end."""
     token_file = tmp_path / "admin"
     token_file.write_text(ADMIN)
-    command = arena_serve_command(token_file, ["--database-url", url], 3, "--worker-id", name)
+    command = arena_serve_command(
+        token_file, ["--database-url", url], 3, "--worker-id", name, *extra
+    )
     with (tmp_path / f"{name}.log").open("a") as log:
         process = start_server(name, command, cwd=str(ROOT), stderr=log.fileno())
         try:

@@ -68,11 +68,16 @@ class Coordination:
 
     def register(self, worker_id: str, roles: tuple[str, ...], address: str, lease_s: float) -> str:
         """Register this process as ``worker_id`` with a lease of ``lease_s``; its new
-        incarnation. ``WorkerIdInUse`` if a live process holds the id (an expired
-        registration is taken over: that process is dead, or will find out)."""
+        incarnation. ``WorkerIdInUse`` if a live process holds the id. A registration is
+        taken over once its lease ran out (that process is dead, or will find out), or at
+        once when it is this host's and its process is gone (a restart under a fixed id)."""
         incarnation = uuid.uuid4().hex
-        values = (worker_id, incarnation, ",".join(roles), address, socket.gethostname())
+        host = socket.gethostname()
         with self.db.transaction() as tx:
+            before = tx.one(
+                "SELECT incarnation, host, pid FROM workers WHERE worker_id = ?", (worker_id,)
+            )
+            dead = before[0] if before and _is_gone(before[1], before[2], host) else ""
             taken = tx.one(
                 "INSERT INTO workers (worker_id, incarnation, roles, address, host, pid, "
                 f"started_at_us, alive_until_us) VALUES (?, ?, ?, ?, ?, ?, {tx.clock}, "
@@ -81,17 +86,19 @@ class Coordination:
                 "address = excluded.address, host = excluded.host, pid = excluded.pid, "
                 "started_at_us = excluded.started_at_us, "
                 "alive_until_us = excluded.alive_until_us, draining = 0 "
-                f"WHERE workers.alive_until_us <= {tx.clock} RETURNING 1",
-                (*values, os.getpid(), _us(lease_s)),
+                f"WHERE workers.alive_until_us <= {tx.clock} OR workers.incarnation = ? "
+                "RETURNING 1",
+                (
+                    *(worker_id, incarnation, ",".join(roles), address, host, os.getpid()),
+                    *(_us(lease_s), dead),
+                ),
             )
             if taken is None:
-                host, pid = tx.one(
-                    "SELECT host, pid FROM workers WHERE worker_id = ?", (worker_id,)
-                )
+                holder = tx.one("SELECT host, pid FROM workers WHERE worker_id = ?", (worker_id,))
                 raise WorkerIdInUse(
                     f"worker id {worker_id!r} is in use by a live arena process (host "
-                    f"{host!r}, pid {pid}): give this one another --worker-id, or leave it "
-                    "unset for a unique one"
+                    f"{holder[0]!r}, pid {holder[1]}): give this one another --worker-id, or "
+                    "leave it unset for a unique one"
                 )
         return incarnation
 
@@ -168,6 +175,22 @@ class Coordination:
         with self.db.transaction() as tx:
             rows = tx.all(f"SELECT name, holder, epoch, until_us > {tx.clock} FROM leases")
         return {name: (holder, int(epoch), bool(valid)) for name, holder, epoch, valid in rows}
+
+
+def _is_gone(host: str, pid: int, this_host: str) -> bool:
+    """Whether a registration's process is known dead: it ran on this host and is this
+    process (an earlier incarnation in it) or no process has its pid any more."""
+    if host != this_host:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def holds_lease(tx: Tx, name: str, worker_id: str, epoch: int) -> bool:

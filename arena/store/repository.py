@@ -1097,17 +1097,6 @@ class Store:
             )
 
     @retry_transient
-    def renew(self, match_id: str, worker: str, lease_s: float) -> bool:
-        """Extend a claim's lease; False if the match is no longer this worker's."""
-        with self.db.transaction(durable=False) as tx:
-            tx.execute(
-                "UPDATE matches SET lease_until_us = ? WHERE match_id = ? AND claimed_by = ? "
-                "AND status = 'playing'",
-                (now_us() + int(lease_s * 1e6), match_id, worker),
-            )
-            return tx.rowcount == 1
-
-    @retry_transient
     def release(self, match_id: str, worker: str) -> str | None:
         """Give a claimed match back to the queue, to be played again from the start under a
         new id (returned; None if the match is no longer ``worker``'s). Not a failure: for a
