@@ -53,8 +53,9 @@ LEASE_S = 10.0
 """``arena serve``'s default worker lease (``--lease-s``): a killed process's matches are
 another's once it has run out (docs/scale-out.md)."""
 TAKEOVER_S = 15.0
-"""How long after its worker's lease ran out a match may still be 'playing' (the bound is
-about 15 s after the last heartbeat, 10 s before the lease runs out: this is looser)."""
+"""The takeover bound: a dead worker's matches go back to the queue within this after it died.
+It died at its last heartbeat, at most ``LEASE_S`` before its lease ran out, so a match may
+still be 'playing' at most ``TAKEOVER_S - LEASE_S`` after its worker's lease ran out."""
 WORKERS = 4
 CONCURRENCY = 6
 """Below the three processes' 12 workers: the ladder's cap, not the workers, binds."""
@@ -209,7 +210,8 @@ class Sampler(threading.Thread):
                 continue  # its worker is alive
             dead_since = first_seen if until is None else until
             self.longest_dead_s = max(self.longest_dead_s, (now - dead_since) / 1e6)
-            if now - dead_since > TAKEOVER_S * 1e6:
+            bound_s = TAKEOVER_S if until is None else TAKEOVER_S - LEASE_S
+            if now - dead_since > bound_s * 1e6:
                 state = "unregistered" if until is None else "dead"
                 dead_s = (now - dead_since) / 1e6
                 stuck.append(f"{match_id} on {worker!r}, {state} for {dead_s:.1f} s")
