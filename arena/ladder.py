@@ -24,7 +24,7 @@ from arena.endpoint_resolver import EndpointGuard
 from arena.leadership import Leadership
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
 from arena.store.calls import call_store
-from arena.store.coordination import Coordination, default_worker_id
+from arena.store.coordination import Coordination, WorkerIdInUse, default_worker_id
 from arena.store.repository import (
     CHANGE_GRACE_US,
     FAILURE_KINDS,
@@ -313,7 +313,20 @@ class Arena:
             self.leadership.lost_all()
             while self.live:
                 await trio.sleep(0.05)
-            await self._register()
+            await self._register_again()
+
+    async def _register_again(self) -> None:
+        """Register after the registration ran out, retrying while the database is out of
+        reach; ``WorkerIdInUse`` (another process took the id meanwhile) stops the arena."""
+        while True:
+            try:
+                await self._register()
+                return
+            except WorkerIdInUse:
+                raise
+            except Exception:
+                log.warning("registering again failed (retrying)", exc_info=True)
+                await trio.sleep(self.config.lease_s / 4)
 
     # -- scheduling -----------------------------------------------------------------------------
 
