@@ -5,7 +5,6 @@ requeues and voids them through the API and the command line."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
@@ -148,10 +147,6 @@ class Harness:
     def arena(self, config: ArenaConfig | None = None) -> Arena:
         metrics = Metrics(["oh-hell"], CollectorRegistry())
         return Arena(self.store, self.pool, metrics, "h:1", config or self.config, LOOPBACK_GUARD)
-
-    def finished_ids(self) -> list[str]:
-        with self.store.db.transaction() as tx:
-            return [r[0] for r in tx.all("SELECT match_id FROM matches WHERE status = 'finished'")]
 
     async def run_until(self, arena: Arena, done: Callable[[], bool]) -> None:
         """Run ``arena`` until ``done()``, then stop it gracefully."""
@@ -443,44 +438,3 @@ class _sqlite:
 
     def __exit__(self, *exc: object) -> None:
         return None
-
-
-def test_a_process_whose_registration_ran_out_gives_its_match_up_and_registers_again(
-    store: Store,
-) -> None:
-    """A stalled process (its lease ran out: someone may have taken its matches) must not
-    record the match it was playing under that id; it registers again and the match is played
-    under a new one."""
-
-    async def scenario(h: Harness) -> None:
-        arena = h.arena(dataclasses.replace(h.config, lease_s=0.4))
-
-        async def expire(args: tuple[Any, ...]) -> None:
-            with h.store.db.transaction() as tx:
-                tx.execute("UPDATE workers SET alive_until_us = 0")
-            with trio.fail_after(10):
-                await lost.wait()
-
-        lost = trio.Event()
-        first_incarnation = ""
-
-        async def watch() -> None:
-            nonlocal first_incarnation
-            while not arena.incarnation:
-                await trio.sleep(0.01)
-            first_incarnation = arena.incarnation
-            await arena._registration_lost.wait()
-            lost.set()
-
-        seen = intercept(arena, "record_result", expire)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch)
-            await h.run_until(arena, lambda: bool(seen) and len(h.finished_ids()) >= 1)
-        (record,) = seen[0][:1]
-        assert h.row(record.match_id) is None, "its id was requeued, never recorded"
-        assert arena.incarnation != first_incarnation, "registered again"
-        (replayed,) = h.finished_with_seed(record.seed)
-        assert replayed != record.match_id
-
-    harness = run_harness(store, scenario)
-    check_announcements(store, harness.recording)

@@ -249,3 +249,42 @@ def test_readiness_turns_false_while_draining_and_liveness_stays_true(tmp_path: 
         not_serving = health_pb2.HealthCheckResponse.NOT_SERVING
         assert (not_serving, serving) in seen, f"draining: not ready, still live ({seen})"
         assert rows(url, "SELECT draining FROM workers") == [], "a clean stop leaves no row"
+
+
+def test_a_process_whose_own_lease_ran_out_stops_its_matches_and_registers_again(
+    tmp_path: Path,
+) -> None:
+    """A stalled process (its lease ran out: another may have taken its matches) must not go
+    on with the matches it was playing under their ids; it registers again and plays on."""
+    with (
+        postgres_url() as url,
+        misbehaving_bot("sleep", "--sleep-ms", "200") as slow,
+        worker(url, "stall", tmp_path, "--lease-s", "1") as process,
+    ):
+        client = ArenaClient(process.address, ADMIN, timeout_s=10)
+        register_all(client, [slow])
+        playing = wait_for(  # its validation match: a move every 200 ms
+            lambda: rows(url, "SELECT match_id FROM matches WHERE status = 'playing'"),
+            what="a match in flight",
+        )[0][0]
+        (before,) = rows(url, "SELECT incarnation FROM workers WHERE worker_id = 'stall'")[0]
+        with psycopg.connect(url) as connection:
+            connection.execute("UPDATE workers SET alive_until_us = 0")
+        wait_for(
+            lambda: rows(url, "SELECT 1 FROM workers WHERE incarnation <> %s", (before,)),
+            timeout_s=30,
+            what="registering again",
+        )
+        wait_for(
+            lambda: not rows(url, "SELECT 1 FROM matches WHERE match_id = %s", (playing,)),
+            timeout_s=30,
+            what="the stalled match requeued under a new id",
+        )
+        wait_for(
+            lambda: rows(url, "SELECT 1 FROM matches WHERE status = 'playing'"),
+            timeout_s=30,
+            what="playing again",
+        )
+    log = (tmp_path / "stall.log").read_text()
+    assert "registration ran out before it was renewed" in log, log[-2000:]
+    assert f"match {playing}: lease lost while playing; not recorded" in log, log[-2000:]
