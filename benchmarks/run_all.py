@@ -1,6 +1,6 @@
 """The whole benchmark suite: one command, one table, one JSON file.
 
-    python benchmarks/run_all.py                 # the full suite (about 10 minutes on 2 cores)
+    python benchmarks/run_all.py                 # the full suite (about 13 minutes on 2 cores; scale_out.py needs PostgreSQL)
     python benchmarks/run_all.py --quick         # a smoke run: checks every script still works
 
 Runs every benchmark script as its own process (so one's threads and memory never skew
@@ -215,6 +215,23 @@ def _ladder(data: dict[str, Any]) -> list[Figure]:
     ]
 
 
+def _scale_out(data: dict[str, Any]) -> list[Figure]:
+    one = data["processes"]["1"]
+    targets = {"2": 1.9, "4": 3.6}
+    return [
+        Figure(
+            "scale-out",
+            f"{count} arena processes on PostgreSQL: matches/s",
+            f"{data['processes'][count]:.2f}",
+            f"{one:.2f} (one process)",
+            data["ratio"][count],
+            f"≥ {target}×",
+            data["ratio"][count] >= target,
+        )
+        for count, target in targets.items()
+    ]
+
+
 def _fairness(rows: list[dict[str, Any]]) -> list[Figure]:
     return [
         Figure(
@@ -230,7 +247,7 @@ def _fairness(rows: list[dict[str, Any]]) -> list[Figure]:
     ]
 
 
-BENCHMARKS: list[tuple[str, list[str], list[str], Extractor]] = [
+BENCHMARKS: list[tuple[str, list[str], list[str] | None, Extractor]] = [
     ("engine.py", [], ["--quick"], _engine),
     ("openspiel_compare.py", [], ["--quick"], _openspiel),
     ("decision_cost.py", [], ["--quick"], _decision_cost),
@@ -239,7 +256,11 @@ BENCHMARKS: list[tuple[str, list[str], list[str], Extractor]] = [
     ("concurrency.py", ["--gc-threshold", "50000"], ["--quick"], _concurrency),
     ("ladder.py", [], ["--quick"], _ladder),
     ("fairness.py", ["--runs", "5"], ["--quick"], _fairness),
+    # Needs PostgreSQL; its --quick smoke run is tests/test_benchmark_scale_out.py's.
+    ("scale_out.py", [], None, _scale_out),
 ]
+"""Each script: its arguments in a full run, in a quick one (None: full runs only), and how
+its JSON becomes figures."""
 
 
 def run(quick: bool, only: list[str] | None) -> tuple[list[Figure], dict[str, Any]]:
@@ -251,11 +272,13 @@ def run(quick: bool, only: list[str] | None) -> tuple[list[Figure], dict[str, An
         for script, full_args, quick_args, extract in BENCHMARKS:
             if only and script.removesuffix(".py") not in only:
                 continue
+            if quick and quick_args is None:
+                continue
             out = Path(scratch) / f"{script}.json"
             command = [
                 sys.executable,
                 str(HERE / script),
-                *(quick_args if quick else full_args),
+                *(quick_args if quick and quick_args is not None else full_args),
                 "--json",
                 str(out),
             ]
