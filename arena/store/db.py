@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import sqlite3
 import threading
@@ -235,6 +236,17 @@ class SqliteDatabase(Database):
         return isinstance(error, sqlite3.OperationalError) and "locked" in str(error)
 
 
+LZ4_WHERE_AVAILABLE = (
+    "SELECT set_config('default_toast_compression', 'lz4', false) FROM pg_settings "
+    "WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)"
+)
+"""Session setting of every store connection: values too large for a row (match records, about
+12 kB) are compressed with lz4 instead of pglz where the server has lz4 (PostgreSQL 14+ built
+with it; elsewhere nothing changes). An Oh Hell record took 0.6 ms of server CPU with pglz (into
+5.2 kB), a third of what recording its result costs the server; with lz4 0.07 ms (into 7.0 kB).
+What is read back is the same bytes: each stored value says how it was compressed."""
+
+
 class PostgresDatabase(Database):
     """A psycopg connection pool; several arena processes may share the database."""
 
@@ -243,7 +255,7 @@ class PostgresDatabase(Database):
     def __init__(
         self, url: str, pool_size: int = 8, configure: Callable[[Any], None] | None = None
     ) -> None:
-        """``configure`` is called with each new psycopg connection before its first use
+        """``configure`` is also called with each new psycopg connection before its first use
         (a session setting; a protocol trace, to count round trips in a test)."""
         try:
             import psycopg_pool
@@ -260,7 +272,7 @@ class PostgresDatabase(Database):
             max_size=pool_size,
             open=True,
             kwargs={"autocommit": True},
-            configure=configure,
+            configure=functools.partial(_configure, extra=configure),
         )
         with self.transaction() as tx:
             tx.execute("SELECT pg_advisory_xact_lock(727271)")  # one migrator at a time
@@ -291,6 +303,13 @@ class PostgresDatabase(Database):
             | psycopg.errors.SerializationFailure
             | psycopg.OperationalError,
         )
+
+
+def _configure(connection: Any, extra: Callable[[Any], None] | None) -> None:
+    """Set up a new pool connection: the store's session settings, then ``extra``."""
+    connection.execute(LZ4_WHERE_AVAILABLE)
+    if extra is not None:
+        extra(connection)
 
 
 def _postgres_tx(cursor: Any, durable: bool) -> Tx:
