@@ -18,7 +18,10 @@ charged at its real rate (one per ``pool_catch_up_s / pool_refresh_s`` rounds, o
 
 The baseline, measured in the same run and interleaved with the ladder's work, is the least a
 durable result can cost on the same database: one bare ``INSERT`` of a record-sized blob and its
-``COMMIT`` (SQLite in WAL mode with the store's pragmas; PostgreSQL through psycopg). Figures are
+``COMMIT`` (SQLite in WAL mode with the store's pragmas; PostgreSQL through psycopg with the
+store's session settings, so lz4 for the blob where the server has it). On PostgreSQL a second
+baseline keeps the server's default compression (pglz: the baseline of figures from before the
+store chose lz4), and ``record_result`` alone is also given as a ratio. Figures are
 wall-clock ms per finished match (the database does I/O), means over ``--rounds`` interleaved
 rounds (a mean, so the WAL checkpoint that comes every few rounds is in it), and their ratio to
 that baseline. Target: at most 1 ms per finished match.
@@ -51,7 +54,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena.ladder import ArenaConfig
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
-from arena.store.db import SQLITE_PRAGMAS, open_database, scratch_postgres_database
+from arena.store.db import (
+    LZ4_WHERE_AVAILABLE,
+    SQLITE_PRAGMAS,
+    open_database,
+    scratch_postgres_database,
+)
 from arena.store.repository import CHANGE_GRACE_US as GRACE_US
 from arena.store.repository import Store, now_us
 from cardarena.arena.v1 import arena_service_pb2
@@ -117,16 +125,20 @@ def database_url(url: str | None) -> Iterator[str]:
 
 
 class Baseline:
-    """A bare INSERT + COMMIT of one record-sized blob on the same kind of database."""
+    """A bare INSERT + COMMIT of one record-sized blob on the same kind of database, set up as
+    the store sets up its connections (``server_default``: PostgreSQL's own compression)."""
 
-    def __init__(self, url: str, directory: Path | None) -> None:
+    def __init__(self, url: str, directory: Path | None, server_default: bool = False) -> None:
         self.postgres = url.startswith("postgres")
         if self.postgres:
             import psycopg
 
             self.conn: Any = psycopg.connect(url, autocommit=True)
-            self.conn.execute("CREATE TABLE bench_blobs (id TEXT PRIMARY KEY, body BYTEA)")
-            self.sql = "INSERT INTO bench_blobs (id, body) VALUES (%s, %s)"
+            table = "bench_blobs_default" if server_default else "bench_blobs"
+            if not server_default:
+                self.conn.execute(LZ4_WHERE_AVAILABLE)
+            self.conn.execute(f"CREATE TABLE {table} (id TEXT PRIMARY KEY, body BYTEA)")
+            self.sql = f"INSERT INTO {table} (id, body) VALUES (%s, %s)"
         else:
             assert directory is not None
             self.conn = sqlite3.connect(str(directory / "baseline.sqlite3"), isolation_level=None)
@@ -185,6 +197,7 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
         database = open_database(location)
         store = Store(database)
         baseline = Baseline(location, Path(scratch))
+        pglz = Baseline(location, None, server_default=True) if url else None
         try:
             _, setup_s = timed(lambda: register(store, bots))
             ladder_id = store.create_ladder(
@@ -208,7 +221,7 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
             result["tick"] = schedule_tick_ms(store, ladder_id)
             rng = random.Random(seed)
             watch = Stopwatch()
-            bases, base_cpu, rebuilds, catch_ups = [], [], [], []
+            bases, base_cpu, rebuilds, catch_ups, pglz_bases = [], [], [], [], []
             pool, since = rebuild(store, ladder_id, rng)
             round_starts: list[int] = []  # the catch-up cursor at the start of each round
             bot_ids = [entrant.bot_id for entrant in store.entrants(ladder_id)]
@@ -220,6 +233,10 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
                     base.run("baseline", baseline.one, blob)
                 bases.append(1000 * base.wall["baseline"] / per_round)
                 base_cpu.append(1000 * base.cpu["baseline"] / per_round)
+                if pglz is not None:
+                    for _ in range(per_round):
+                        base.run("pglz", pglz.one, blob)
+                    pglz_bases.append(1000 * base.wall["pglz"] / per_round)
                 watch.start_round()
                 if paused is not None:  # a bot comes back, another leaves (not timed: API calls)
                     store.set_state_by_arena(paused, "active", "", 0)
@@ -277,6 +294,13 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
             result["baseline_cpu_ms"] = statistics.mean(base_cpu)
             result["ratio"] = result["ms_per_match"] / result["baseline_ms"]
             result["cpu_ratio"] = result["cpu_ms_per_match"] / result["baseline_cpu_ms"]
+            result["record_ratio"] = result["stages_ms"]["record_result"] / result["baseline_ms"]
+            if pglz_bases:
+                result["pglz_baseline_ms"] = statistics.mean(pglz_bases)
+                result["pglz_ratio"] = result["ms_per_match"] / result["pglz_baseline_ms"]
+                result["pglz_record_ratio"] = (
+                    result["stages_ms"]["record_result"] / result["pglz_baseline_ms"]
+                )
             result["standings_ms"] = 1000 * timed(lambda: store.standings(ladder_id))[1]
             result["standings_page_ms"] = (
                 1000 * timed(lambda: store.standings(ladder_id, limit=20, offset=5000))[1]
@@ -286,6 +310,8 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
             result["catch_up_ms"] = statistics.median(catch_ups)
         finally:
             baseline.close()
+            if pglz is not None:
+                pglz.close()
             database.close()
     return result
 
@@ -405,6 +431,12 @@ def main() -> None:
         f"{result['baseline_cpu_ms']:9.3f}"
     )
     print(f"{'ratio total / baseline':28} {result['ratio']:9.1f} {result['cpu_ratio']:9.1f}")
+    print(f"{'ratio record_result / base':28} {result['record_ratio']:9.1f}")
+    if "pglz_baseline_ms" in result:
+        print(
+            f"{'baseline, pglz (server)':28} {result['pglz_baseline_ms']:9.3f}  ratios: total "
+            f"{result['pglz_ratio']:.1f}, record_result {result['pglz_record_ratio']:.1f}"
+        )
     tick = ", ".join(f"{name} {ms:.2f}" for name, ms in result["tick"].items())
     print(f"per scheduling tick (ms): {tick}")
     print(

@@ -639,3 +639,69 @@ def test_validation_matches_are_not_rotations_of_one_deal(store: Store) -> None:
     assert claim is not None
     store.record_result(finished_record(claim.match_id, [1, 2], [3, 1]), "w")
     assert store.match_record(claim.match_id).match_id == claim.match_id, "other seeds: readable"
+
+
+# -- round trips: what recording a result costs on PostgreSQL -----------------------------------
+
+
+def round_trips(trace: str) -> int:
+    """How many times the client waited for the server in a libpq protocol trace: each Sync,
+    Flush or simple Query it sent (a Flush sent right after a Sync is the same wait)."""
+    sent = [line.split("\t")[2] for line in trace.splitlines() if line.startswith("F\t")]
+    waits = 0
+    for index, message in enumerate(sent):
+        after_sync = message == "Flush" and index > 0 and sent[index - 1] == "Sync"
+        waits += message in ("Sync", "Flush", "Query") and not after_sync
+    return waits
+
+
+def test_recording_a_result_costs_three_round_trips_on_postgres(tmp_path: Path) -> None:
+    """Pinned so that a regression shows (the figures are the protocol's, not timings): the
+    set's rows; the ratings and the other rotations' ranks, read together when the set is
+    complete; the writes and the commit (8 round trips before pipelining)."""
+    if not postgres_available():
+        pytest.skip("no PostgreSQL server reachable")
+    from psycopg import pq
+
+    from arena.store.db import PostgresDatabase
+
+    trace_path = tmp_path / "libpq.trace"
+
+    def trace(connection: object) -> None:
+        pgconn = connection.pgconn  # type: ignore[attr-defined]
+        pgconn.trace(trace_file.fileno())
+        pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+
+    with (
+        open(trace_path, "w") as trace_file,
+        postgres_url() as url,
+        contextlib.closing(PostgresDatabase(url, pool_size=1, configure=trace)) as database,
+    ):
+        store = Store(database)
+
+        def trips(record: record_pb2.MatchRecord) -> int:
+            """Round trips of ``record_result`` (worker 'w')."""
+            trace_file.flush()
+            start = trace_path.stat().st_size
+            store.record_result(record, "w")
+            trace_file.flush()
+            with open(trace_path) as written:
+                written.seek(start)
+                return round_trips(written.read())
+
+        ids, _ = active_bots(store, 3)
+        ladder_id = store.create_ladder(ladder_config(seats=3, duplicate=True))
+        store.enter_active_bots(ladder_id, "oh-hell")
+        store.enqueue(ladder_id, "ladder", [PlannedMatch(1, tuple(ids))])
+        claim = store.claim("w", 60)
+        assert claim is not None
+        record = finished_record(claim.match_id, [1, 2, 3], [3, 2, 1])
+        assert trips(record) == 3, "a rated match"
+        assert trips(record) == 2, "delivered twice"
+        rotations = [tuple(ids[(i + s) % 3] for i in range(3)) for s in range(2)]
+        store.enqueue(ladder_id, "ladder", [PlannedMatch(2, seats) for seats in rotations])
+        first, last = store.claim("w", 60), store.claim("w", 60)
+        assert first is not None and last is not None
+        for claimed, expected in ((first, 2), (last, 3)):
+            assert trips(finished_record(claimed.match_id, [1, 2, 3], [3, 2, 1])) == expected
+        assert all(s.matches == 3 for s in store.standings(ladder_id)), "the results counted"

@@ -1245,7 +1245,7 @@ class Store:
 
         With ``worker``, only while that worker still holds the match: else ``ClaimLost``
         (its lease ran out and the match went back to the queue under a new id)."""
-        with self.db.transaction() as tx:
+        with self.db.transaction(pipelined=True) as tx:  # see _finish for its round trips
             rows = self._lock_set(tx, record.match_id)
             this = next((row for row in rows if row[0] == record.match_id), None)
             if this is None:
@@ -1321,7 +1321,11 @@ class Store:
         self, tx: Tx, record: record_pb2.MatchRecord, rows: Sequence[Any], *, validate: bool
     ) -> dict[str, Rating]:
         """Mark the match finished with ``record`` and apply it (``validate``: a validation
-        match's result to its bot): the new ratings it set (empty if it rated nothing)."""
+        match's result to its bot): the new ratings it set (empty if it rated nothing).
+
+        In a pipelined transaction the writes wait for nothing: after the set's rows
+        (``_lock_set``) a ladder match costs one more round trip if it completes a rated set
+        (``_rating_inputs``), and its writes go with the commit."""
         this = next(row for row in rows if row[0] == record.match_id)
         _, _, ladder_id, kind, seats_text, _, _ = this
         seats = seats_text.split(",")
@@ -1349,17 +1353,16 @@ class Store:
                 moves[bot] += summary.moves
                 faults[bot] += summary.faults
             per_match = []  # the ranks of each rated match of the set, once it is complete
-            if all(row[1] == "finished" for row in others):
-                ranks_of = "SELECT bot_id, rank FROM match_seats WHERE match_id = ?"
-                per_match = [
-                    dict(tx.all(ranks_of, (other[0],)))
-                    for other in others
-                    if other[5] in RATED_STATUSES
-                ]
+            current: dict[str, Rating] = {}
+            rated = [other[0] for other in others if other[5] in RATED_STATUSES]
+            complete = all(row[1] == "finished" for row in others)
+            if complete and (rated or record.status in RATED_STATUSES):
+                current, ranks_of = self._rating_inputs(tx, ladder_id, rows, rated)
+                per_match = [ranks_of.get(match_id, {}) for match_id in rated]
                 if record.status in RATED_STATUSES:
                     per_match.append(dict(zip(seats, record.outcome.ranks, strict=False)))
             if per_match:
-                ratings = self._rate_set(tx, ladder_id, per_match, played, moves, faults)
+                ratings = self._rate_set(tx, ladder_id, current, per_match, played, moves, faults)
             else:  # the set is not complete, or nothing in it is rated: count the match
                 tx.many(
                     "UPDATE entries SET scheduled = scheduled + ?, moves_played = "
@@ -1461,31 +1464,52 @@ class Store:
                     (now_us(), bot_id),
                 )
 
+    @staticmethod
+    def _rating_inputs(
+        tx: Tx, ladder_id: str, rows: Sequence[Any], rated: Sequence[str]
+    ) -> tuple[dict[str, Rating], dict[str, dict[str, int]]]:
+        """What rating a complete set needs, in one round trip (two queries sent together):
+        the ratings of the bots seated in the set (``rows``, from ``_lock_set``) and each
+        ``rated`` match's rank of each of its bots (its seat rows).
+
+        The entries are locked in bot order before they are read: no lost update when two
+        processes rate sets sharing a bot, and no deadlock (same order everywhere)."""
+        lock = " FOR UPDATE" if tx.dialect == "postgres" else ""
+        bots = sorted({bot for row in rows for bot in row[4].split(",")} - {HOUSE_RANDOM})
+        entries = tx.send(
+            "SELECT bot_id, mu, sigma FROM entries WHERE ladder_id = ? AND bot_id IN "
+            f"({', '.join('?' for _ in bots)}) ORDER BY bot_id{lock}",
+            (ladder_id, *bots),
+        )
+        seat_ranks = (
+            tx.send(
+                "SELECT match_id, bot_id, rank FROM match_seats WHERE match_id IN "
+                f"({', '.join('?' for _ in rated)}) ORDER BY match_id, seat",
+                rated,
+            )
+            if rated
+            else None
+        )
+        current = {bot: Rating(mu, sigma) for bot, mu, sigma in entries.rows()}
+        ranks_of: dict[str, dict[str, int]] = {}
+        for match_id, bot, rank in seat_ranks.rows() if seat_ranks else ():
+            ranks_of.setdefault(match_id, {})[bot] = rank
+        return current, ranks_of
+
     def _rate_set(
         self,
         tx: Tx,
         ladder_id: str,
+        current: dict[str, Rating],
         per_match: Sequence[dict[str, int]],
         played: Counter[str],
         moves: Counter[str],
         faults: Counter[str],
     ) -> dict[str, Rating]:
-        """Rate a finished set from each rated match's ranks (and count the match that
-        completed it: ``played``, its ``moves`` and ``faults`` per bot)."""
+        """Rate a finished set from the bots' ``current`` ratings (``_rating_inputs``) and
+        each rated match's ranks (and count the match that completed it: ``played``, its
+        ``moves`` and ``faults`` per bot)."""
         ranks = set_ranks(per_match)
-        # Lock the entries in bot order before reading them: no lost update when two processes
-        # rate sets sharing a bot, and no deadlock (same order everywhere).
-        lock = " FOR UPDATE" if tx.dialect == "postgres" else ""
-        bots = sorted(ranks)
-        marks = ", ".join("?" for _ in bots)
-        current = {
-            bot: Rating(mu, sigma)
-            for bot, mu, sigma in tx.all(
-                f"SELECT bot_id, mu, sigma FROM entries WHERE ladder_id = ? AND bot_id IN ({marks})"
-                f" ORDER BY bot_id{lock}",
-                (ladder_id, *bots),
-            )
-        }
         new_ratings = rate(current, ranks)
         order = sorted(new_ratings)
         changed = now_us()
