@@ -1,9 +1,10 @@
 """The whole benchmark suite: one command, one table, one JSON file.
 
-    python benchmarks/run_all.py                 # the full suite (about 13 minutes on 2 cores; scale_out.py needs PostgreSQL)
+    python benchmarks/run_all.py                 # the full suite (about 13 minutes on 2 cores)
     python benchmarks/run_all.py --quick         # a smoke run: checks every script still works
 
-Runs every benchmark script as its own process (so one's threads and memory never skew
+The full suite's scale_out.py needs a PostgreSQL server (127.0.0.1:5432 by default). Runs every
+benchmark script as its own process (so one's threads and memory never skew
 another's), reads the JSON each writes, and prints one table of headline figures: each with the
 baseline it was measured against in the same run, the ratio, and the target. The machine is
 shared and noisy: compare ratios across runs, not absolute times.
