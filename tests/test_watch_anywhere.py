@@ -27,7 +27,7 @@ from arena.store.coordination import Coordination
 from arena.store.db import Database, open_database
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import record_pb2
-from tests.helpers import POLLING_LIMITS, ROOT, misbehaving_bot
+from tests.helpers import POLLING_LIMITS, ROOT, ensure_registered, misbehaving_bot
 from tests.listeners import not_bots
 from tests.stores import postgres_available, postgres_url
 from tests.test_ladder_e2e import ADMIN, quick_ladder, register_all, wait_active, wait_for
@@ -52,20 +52,6 @@ def arena_process(url: str, name: str, workdir: Path) -> Iterator[BotProcess]:
             yield process
         finally:
             stop_bot(process.process, grace_s=15)
-
-
-def registered(url: str, worker_id: str, address: str) -> None:
-    """The process ``worker_id`` in the workers table with its API's address.
-
-    Stand-in until the engine registers itself (issue 19's worker heartbeats, on another
-    branch): with that, the process's own row is there and this does nothing."""
-    database = open_database(url)
-    try:
-        coordination = Coordination(database)
-        if not any(w.worker_id == worker_id and w.alive for w in coordination.workers()):
-            coordination.register(worker_id, ("all",), address, lease_s=3600)
-    finally:
-        database.close()
 
 
 @dataclass
@@ -114,7 +100,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
             name: stack.enter_context(arena_process(url, name, workdir)) for name in WORKERS
         }
         for name, process in processes.items():
-            registered(url, name, process.address)
+            ensure_registered(url, name, process.address)
         shared = Arena(url, processes, [])
         admin = shared.client("alpha", ADMIN)
         shared.bots = register_all(admin, bots)
@@ -186,39 +172,33 @@ def all_pages(client: ArenaClient, request: pb.ListMatchesRequest) -> list[pb.Li
         request.page_token = response.next_page_token
 
 
-def test_either_process_lists_the_matches_both_play(arena: Arena) -> None:
-    """A live match is listed live by both processes, whichever plays it; both have played
-    matches, and the CLI prints ids that ``arena watch`` takes."""
-    wait_for(
-        lambda: {w for _, s, w, _, _ in arena.rows("plain") if s == "finished"} >= set(WORKERS),
-        timeout_s=120,
-        what="both processes finishing matches",
-    )
-    for _ in range(50):
-        playing = {m: w for m, s, w, _, _ in arena.rows("plain") if s == "playing"}
-        listed = {
-            name: {
-                m.match_id
-                for m in all_pages(
-                    arena.client(name),
-                    pb.ListMatchesRequest(ladder="plain", phase=pb.MATCH_PHASE_PLAYING),
-                )
-            }
-            for name in WORKERS
-        }
-        still = {m for m, s, _, _, _ in arena.rows("plain") if s == "playing"}
-        caught = set(playing) & still  # playing before and after both calls: listed by both
-        if caught:
+def test_either_process_lists_every_processs_matches(arena: Arena) -> None:
+    """A match being played is listed live by both processes, whichever plays it; every
+    finished match is listed by both; the CLI prints the ids ``arena watch`` takes."""
+    wait_for(lambda: any(s == "finished" for _, s, _, _, _ in arena.rows("plain")))
+    caught: set[str] = set()
+    for _ in range(100):
+        playing = {m for m, s, _, _, _ in arena.rows("plain") if s == "playing"}
+        listed = {name: listed_ids(arena, name, pb.MATCH_PHASE_PLAYING) for name in WORKERS}
+        caught = playing & {m for m, s, _, _, _ in arena.rows("plain") if s == "playing"}
+        if caught:  # playing before and after both calls: both must have listed it
             for name in WORKERS:
                 assert caught <= listed[name], f"{name} lists every process's live matches"
-            if len({playing[m] for m in caught}) == 2:
-                break
-        time.sleep(0.1)
+            break
+        time.sleep(0.05)
+    assert caught, "never caught a match being played"
+    finished = {m for m, s, _, _, _ in arena.rows("plain") if s == "finished"}
+    for name in WORKERS:
+        assert finished <= listed_ids(arena, name, pb.MATCH_PHASE_FINISHED), name
     done = run_cli("matches", "plain", "--finished", "--limit", "5", server=arena, on="beta")
-    finished = [m for m, s, _, _, _ in arena.rows("plain") if s == "finished"]
     assert any(match_id in done for match_id in finished), done
     live = run_cli("live", server=arena, on="alpha")
     assert "matches being played" in live
+
+
+def listed_ids(arena: Arena, worker_id: str, phase: pb.MatchPhase.ValueType) -> set[str]:
+    request = pb.ListMatchesRequest(ladder="plain", phase=phase)
+    return {m.match_id for m in all_pages(arena.client(worker_id), request)}
 
 
 def run_cli(*args: str, server: Arena, on: str) -> str:
