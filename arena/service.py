@@ -126,7 +126,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         self.arena = arena
         self.admin_token = admin_token
         self.limits = limits or ApiLimits()
-        self.peers = peers or PeerChannels()
+        self.peers = PeerChannels() if peers is None else peers  # empty is falsy: no `or`
         self.coordination = Coordination(store.db)
         self.listings = Listings(store.db)
 

@@ -25,8 +25,10 @@ from arena.client import ArenaClient
 from arena.local_bots import BotProcess, arena_serve_command, start_server, stop_bot
 from arena.store.coordination import Coordination
 from arena.store.db import Database, open_database
+from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import record_pb2
+from tests.certs import make_certs
 from tests.helpers import POLLING_LIMITS, ROOT, ensure_registered, misbehaving_bot
 from tests.listeners import not_bots
 from tests.stores import postgres_available, postgres_url
@@ -40,11 +42,11 @@ WORKERS = ("alpha", "beta")
 
 
 @contextmanager
-def arena_process(url: str, name: str, workdir: Path) -> Iterator[BotProcess]:
+def arena_process(url: str, name: str, workdir: Path, *extra: str) -> Iterator[BotProcess]:
     token_file = workdir / "admin"
     token_file.write_text(ADMIN)
     command = arena_serve_command(
-        token_file, ["--database-url", url], 3, "--worker-id", name, *POLLING_LIMITS
+        token_file, ["--database-url", url], 3, "--worker-id", name, *POLLING_LIMITS, *extra
     )
     with (workdir / f"{name}.log").open("a") as log:
         process = start_server(name, command, cwd=str(ROOT), stderr=log.fileno())
@@ -60,8 +62,10 @@ class Arena:
     processes: dict[str, BotProcess]
     bots: list[str]
 
-    def client(self, worker_id: str, token: str | None = None) -> ArenaClient:
-        return ArenaClient(self.processes[worker_id].address, token, timeout_s=10)
+    def client(
+        self, worker_id: str, token: str | None = None, tls: ClientTls | None = None
+    ) -> ArenaClient:
+        return ArenaClient(self.processes[worker_id].address, token, timeout_s=10, tls=tls)
 
     def other(self, worker_id: str) -> str:
         return next(name for name in WORKERS if name != worker_id)
@@ -88,25 +92,34 @@ class Arena:
         return bool(row and row[0])
 
 
-@pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
-    """Two processes on one database, three bots that think 30 ms a move (matches last long
-    enough to be caught live), a plain ladder and a duplicate one."""
-    workdir = tmp_path_factory.mktemp("watch-anywhere")
+@contextmanager
+def two_processes(
+    workdir: Path, ladders: list[pb.CreateLadderRequest], *extra: str, tls: ClientTls | None = None
+) -> Iterator[Arena]:
+    """Two processes on one database (``extra``: more ``arena serve`` options), three bots
+    that think 30 ms a move (matches last long enough to be caught live), and ``ladders``."""
     with ExitStack() as stack:
         url = stack.enter_context(postgres_url())
         bots = [stack.enter_context(misbehaving_bot("sleep", "--sleep-ms", "30")) for _ in range(3)]
         processes = {
-            name: stack.enter_context(arena_process(url, name, workdir)) for name in WORKERS
+            name: stack.enter_context(arena_process(url, name, workdir, *extra)) for name in WORKERS
         }
         for name, process in processes.items():
             ensure_registered(url, name, process.address)
         shared = Arena(url, processes, [])
-        admin = shared.client("alpha", ADMIN)
+        admin = shared.client("alpha", ADMIN, tls=tls)
         shared.bots = register_all(admin, bots)
         wait_active(admin, shared.bots)
-        admin.call("CreateLadder", quick_ladder("plain"))
-        admin.call("CreateLadder", quick_ladder("dup", duplicate=True))
+        for ladder in ladders:
+            admin.call("CreateLadder", ladder)
+        yield shared
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
+    """Two processes, a plain ladder and a duplicate one."""
+    ladders = [quick_ladder("plain"), quick_ladder("dup", duplicate=True)]
+    with two_processes(tmp_path_factory.mktemp("watch-anywhere"), ladders) as shared:
         yield shared
 
 
@@ -123,25 +136,32 @@ def moves_of(events: list[pb.WatchMatchResponse] | grpc.RpcError) -> list[pb.Mov
     return [e.move for e in events if e.HasField("move")]
 
 
-def test_a_match_played_by_one_process_is_watched_alike_through_the_other(arena: Arena) -> None:
-    """A stranger watching through the process that does not play the match gets what a
-    stranger watching through the one that plays it gets: every move event, then the same
-    finished record."""
+def watched_alike(
+    arena: Arena, tls: ClientTls | None = None
+) -> tuple[str, list[pb.WatchMatchResponse], list[pb.WatchMatchResponse]]:
+    """A match of the plain ladder caught live, and what a stranger watching it through the
+    process that plays it and through the other got."""
     for _ in range(20):
         match_id, holder = wait_for(
             lambda: next(((m, w) for m, s, w, _, _ in arena.rows("plain") if s == "playing"), None),
             what="a live match",
         )
-        here, there = arena.client(holder), arena.client(arena.other(holder))
+        here, there = arena.client(holder, tls=tls), arena.client(arena.other(holder), tls=tls)
         with ThreadPoolExecutor(2) as pool:
             local = pool.submit(watched, here, match_id)
             relayed = pool.submit(watched, there, match_id)
             local_events, relayed_events = local.result(), relayed.result()
         if moves_of(local_events) and moves_of(relayed_events):
-            break
-    else:
-        raise AssertionError("never caught a match live through both processes")
-    assert isinstance(relayed_events, list) and isinstance(local_events, list)
+            assert isinstance(relayed_events, list) and isinstance(local_events, list)
+            return match_id, local_events, relayed_events
+    raise AssertionError("never caught a match live through both processes")
+
+
+def test_a_match_played_by_one_process_is_watched_alike_through_the_other(arena: Arena) -> None:
+    """A stranger watching through the process that does not play the match gets what a
+    stranger watching through the one that plays it gets: every move event, then the same
+    finished record."""
+    match_id, local_events, relayed_events = watched_alike(arena)
     moves = moves_of(relayed_events)
     assert [m.index for m in moves] == list(range(len(moves))), "every move event, in order"
     assert relayed_events[-1].HasField("finished")
@@ -330,3 +350,19 @@ def test_list_matches_refuses_what_it_cannot_list(arena: Arena) -> None:
             client.call("ListMatches", request)
         assert refused.value.code() == code, request
         assert words in (refused.value.details() or ""), refused.value.details()
+
+
+def test_processes_that_serve_mutual_tls_relay_to_each_other_with_it(tmp_path: Path) -> None:
+    """Both APIs require a client certificate: each process dials the other with its CA
+    and client certificate (--peer-ca-file, --peer-client-cert/key), and a watch through
+    either process gets the same events."""
+    certs = make_certs(tmp_path / "certs")
+    tls = (
+        *("--tls-cert", str(certs.server_cert), "--tls-key", str(certs.server_key)),
+        *("--tls-client-ca", str(certs.ca), "--peer-ca-file", str(certs.ca)),
+        *("--peer-client-cert", str(certs.client_cert), "--peer-client-key", str(certs.client_key)),
+    )
+    client_tls = ClientTls(certs.ca, certs.client_cert, certs.client_key)
+    with two_processes(tmp_path, [quick_ladder("plain")], *tls, tls=client_tls) as pair:
+        _, local_events, relayed_events = watched_alike(pair, client_tls)
+        assert relayed_events == local_events and relayed_events[-1].HasField("finished")
