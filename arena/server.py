@@ -75,7 +75,7 @@ async def serve(
 ) -> None:
     """Run until cancelled or signalled; ``task_status.started`` gets the API's host:port."""
     pool = BotPool(tls=options.bot_tls)  # checks the TLS files before anything starts
-    peers = PeerChannels(options.peer_tls)  # the same for the other arena processes'
+    peers = PeerChannels(options.peer_tls)  # and the TLS files for the other processes
     database = open_database(options.database)  # DatabaseInUse if another arena has it
     server: grpc.aio.Server | None = None
     house_server: grpc.aio.Server | None = None
