@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from arena.cli_matches import add_commands as add_match_commands
 from arena.cli_service import add_commands
 from arena.demo import cmd_demo
 from arena.play import add_command as add_play_command
@@ -205,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     games.set_defaults(run=cmd_games)
 
     add_commands(commands)
+    add_match_commands(commands)
     add_play_command(commands)
 
     demo = commands.add_parser(

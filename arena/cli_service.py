@@ -87,6 +87,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ),
         tls=ServerTls(args.tls_cert, args.tls_key, args.tls_client_ca) if args.tls_cert else None,
         bot_tls=ClientTls(args.bot_ca_file, args.bot_client_cert, args.bot_client_key),
+        peer_tls=_peer_tls(args),
         limits=LimitsConfig(
             peer_requests=args.limit_peer_requests,
             peer_new_owners=args.limit_peer_new_owners,
@@ -115,6 +116,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise
         raise SystemExit(f"error: {startup}") from None
     return 0
+
+
+def _peer_tls(args: argparse.Namespace) -> ClientTls | None:
+    """How this process calls the other arena processes' APIs: TLS when it serves TLS itself
+    (they serve as it does) or a ``--peer-*`` file is given; else plaintext."""
+    files = (args.peer_ca_file, args.peer_client_cert, args.peer_client_key)
+    if args.tls_cert is None and not any(files):
+        return None
+    return ClientTls(*files)
 
 
 STARTUP_ERRORS = (ListenError, DatabaseInUse, TlsConfigError, WorkerIdInUse)
@@ -797,6 +807,21 @@ def add_serve_tls_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--bot-client-key", default=None, help="PEM private key of --bot-client-cert"
+    )
+    group.add_argument(
+        "--peer-ca-file",
+        default=None,
+        help="PEM CA file to verify the other arena processes' TLS APIs with (a watch relayed "
+        "to the process playing the match; default: gRPC's default roots)",
+    )
+    group.add_argument(
+        "--peer-client-cert",
+        default=None,
+        help="PEM certificate this process shows to the other arena processes' APIs "
+        "(when they require one: --tls-client-ca)",
+    )
+    group.add_argument(
+        "--peer-client-key", default=None, help="PEM private key of --peer-client-cert"
     )
 
 

@@ -228,7 +228,15 @@ class ApiLimits:
 _PREFIX = "/" + arena_service_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name + "/"
 
 READS = frozenset(
-    {"ListGames", "ListLadders", "GetStandings", "GetBotProfile", "GetMatchRecord", "WatchMatch"}
+    {
+        "ListGames",
+        "ListLadders",
+        "GetStandings",
+        "GetBotProfile",
+        "GetMatchRecord",
+        "WatchMatch",
+        "ListMatches",
+    }
 )
 """Methods that only read: limited per peer. Every other method is a write, limited per token as
 well (a new method is a write until it is listed here: the stricter class by default)."""

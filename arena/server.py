@@ -31,6 +31,7 @@ from arena.endpoint_guard import GuardPolicy
 from arena.endpoint_resolver import EndpointGuard
 from arena.ladder import Arena, ArenaConfig
 from arena.limits import ApiLimits, LimitInterceptor, LimitsConfig
+from arena.peers import PeerChannels
 from arena.rpc_errors import RateLimitedLog, RequestGuard
 from arena.service import ArenaServicer
 from arena.store.db import Database, open_database
@@ -70,6 +71,9 @@ class ServeOptions:
     bot_tls: ClientTls | None = None
     """What ``tls://`` bot endpoints are verified against, and the client certificate shown."""
     limits: LimitsConfig = field(default_factory=LimitsConfig)
+    peer_tls: ClientTls | None = None
+    """TLS for calls to the other arena processes' APIs (a relayed WatchMatch), when they
+    serve TLS: the CA they are verified against and this process's client certificate."""
 
 
 async def serve(
@@ -77,6 +81,7 @@ async def serve(
 ) -> None:
     """Run until cancelled or signalled; ``task_status.started`` gets the API's host:port."""
     pool = BotPool(tls=options.bot_tls)  # checks the TLS files before anything starts
+    peers = PeerChannels(options.peer_tls)  # and the TLS files for the other processes
     database = open_database(options.database)  # DatabaseInUse if another arena has it
     server: grpc.aio.Server | None = None
     house_server: grpc.aio.Server | None = None
@@ -104,7 +109,7 @@ async def serve(
             config = dataclasses.replace(config, advertise_address=advertised(address))
         arena = Arena(store, pool, metrics, house_address, config, guard)
         arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(
-            ArenaServicer(store, arena, options.admin_token, limits), server
+            ArenaServicer(store, arena, options.admin_token, limits, peers), server
         )
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -115,7 +120,7 @@ async def serve(
         guard.add_own_socket(*_host_port(address))
     except BaseException:
         with trio.CancelScope(shield=True):
-            await _stop(server, house_server, pool, database)
+            await _stop(server, house_server, pool, database, peers)
         raise
     try:
         async with trio.open_nursery() as nursery:
@@ -143,7 +148,7 @@ async def serve(
     finally:
         with trio.CancelScope(shield=True):
             await _set_health(health_servicer, (LIVENESS, *READINESS), serving=False)
-            await _stop(server, house_server, pool, database)
+            await _stop(server, house_server, pool, database, peers)
 
 
 async def _set_health(
@@ -185,10 +190,13 @@ async def _stop(
     house_server: grpc.aio.Server | None,
     pool: BotPool,
     database: Database,
+    peers: PeerChannels | None = None,
 ) -> None:
     """Stop what ``serve`` started, the API first."""
     if server is not None:
         await await_aio(lambda: server.stop(1.0))
+    if peers is not None:
+        await await_aio(peers.close)
     if house_server is not None:
         await await_aio(lambda: house_server.stop(0.5))
     await pool.close()

@@ -8,8 +8,10 @@ refusal is a gRPC status with a detail that says what to fix.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 import grpc
@@ -26,8 +28,11 @@ from arena.limits import (
     peer_key,
     whole_seconds,
 )
+from arena.peers import PeerChannels
 from arena.public import STRANGER, Viewer, profile_view, record_view, standings_view
 from arena.store.calls import call_store
+from arena.store.coordination import Coordination
+from arena.store.listings import MAX_PAGE, TOKEN_CHARS, Listings, MatchQuery
 from arena.store.repository import (
     DETAIL_LIMIT,
     MAX_MATCHES_PER_BOT_LIMIT,
@@ -53,6 +58,22 @@ STATE_NAMES = {
     pb.BOT_STATE_RETIRED: "retired",
 }
 
+
+PHASE_FILTERS = {
+    pb.MATCH_PHASE_UNSPECIFIED: ("playing", "finished"),
+    pb.MATCH_PHASE_PLAYING: ("playing",),
+    pb.MATCH_PHASE_FINISHED: ("finished",),
+}
+"""What each ListMatchesRequest.phase lists."""
+
+RELAYED_BY = "cardarena-relayed-by"
+"""Metadata of a WatchMatch relayed from another arena process (its worker id): the process
+asked never relays it again, so a relay is one hop whatever the workers table says."""
+RELAY_CONNECT_S = 3.0
+"""How long a relay waits for the playing process's API before answering from the store."""
+RELAY_CHECK_S = 10.0
+"""A relayed stream quiet for this long checks that its process still plays the match; two
+checks in a row that find it does not end the relay (the store tells the end)."""
 
 LADDER_BOUNDS = {
     "move_time_ms": (1, 600_000),
@@ -81,16 +102,33 @@ def _token(context: Context) -> str | None:
     return bearer_token(context.invocation_metadata())
 
 
+@dataclass
+class _Relayed:
+    """How a relayed watch went: move events relayed, and whether the playing process ended
+    the stream itself."""
+
+    moves: int = 0
+    ended: bool = False
+
+
 class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     """Implements ``cardarena.arena.v1.ArenaService``."""
 
     def __init__(
-        self, store: Store, arena: Arena, admin_token: str, limits: ApiLimits | None = None
+        self,
+        store: Store,
+        arena: Arena,
+        admin_token: str,
+        limits: ApiLimits | None = None,
+        peers: PeerChannels | None = None,
     ) -> None:
         self.store = store
         self.arena = arena
         self.admin_token = admin_token
         self.limits = limits or ApiLimits()
+        self.peers = PeerChannels() if peers is None else peers  # empty is falsy: no `or`
+        self.coordination = Coordination(store.db)
+        self.listings = Listings(store.db)
 
     async def _call(self, context: Context, fn: Callable[..., T], *args: Any) -> T:
         try:
@@ -312,26 +350,51 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         shown = await self._record_for(context, record, await self._viewer(context))
         return pb.GetMatchRecordResponse(record=shown)
 
+    async def ListMatches(
+        self, request: pb.ListMatchesRequest, context: Context
+    ) -> pb.ListMatchesResponse:
+        await _require(
+            context,
+            fields.identifier("ladder", request.ladder, required=False),
+            fields.identifier("bot_id", request.bot_id, required=False),
+            fields.whole("page_size", request.page_size, 0, MAX_PAGE),
+            fields.text("page_token", request.page_token, TOKEN_CHARS),
+        )
+        phases = PHASE_FILTERS.get(request.phase)
+        if phases is None:
+            await _abort(
+                context, grpc.StatusCode.INVALID_ARGUMENT, "phase must be PLAYING or FINISHED"
+            )
+        query = MatchQuery(
+            request.ladder, request.bot_id, phases, request.page_size, request.page_token
+        )
+        matches, token = await self._call(context, self.listings.matches, query)
+        return pb.ListMatchesResponse(matches=matches, next_page_token=token)
+
     async def WatchMatch(
         self, request: pb.WatchMatchRequest, context: Context
     ) -> AsyncIterator[pb.WatchMatchResponse]:
         await _require(context, fields.identifier("match_id", request.match_id))
+        match_id = request.match_id
         viewer = await self._viewer(context)
-        live = self.arena.live.get(request.match_id)
-        if live is not None:
+        live = self.arena.live.get(match_id)
+        holder = None if live is not None else await self._remote_holder(context, match_id)
+        if live is not None or holder is not None:
             # A rotation's moves show the cards of its deal, which other rotations still
             # play: no live watching until every other rotation of the deal has finished.
-            unfinished = await self._call(
-                context, self.store.rotations_unfinished, request.match_id
-            )
+            unfinished = await self._call(context, self.store.rotations_unfinished, match_id)
             if unfinished:
                 await _abort(
                     context,
                     grpc.StatusCode.FAILED_PRECONDITION,
-                    withheld_message(request.match_id, unfinished),
+                    withheld_message(match_id, unfinished),
                 )
+        if holder is not None:
+            async for event in self._relay(context, match_id, holder, viewer):
+                yield event
+            return
         if live is None:
-            record = await self._call(context, self.store.match_record, request.match_id)
+            record = await self._call(context, self.store.match_record, match_id)
             yield pb.WatchMatchResponse(finished=await self._record_for(context, record, viewer))
             return
         queue: asyncio.Queue[pb.WatchMatchResponse | None] = asyncio.Queue()
@@ -344,6 +407,116 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 yield await self._event_for(context, next_event, viewer)
         finally:
             live.subscribers.remove(queue)
+
+    async def _remote_holder(self, context: Context, match_id: str) -> tuple[str, str] | None:
+        """The other live arena process playing ``match_id`` (worker id, API address), if
+        any, unless this call is itself a relay."""
+        if any(key == RELAYED_BY for key, _ in context.invocation_metadata() or ()):
+            return None
+        holder = await self._call(context, self.coordination.address_of_holder, match_id)
+        if holder is None or holder[0] == self.arena.config.worker_id or not holder[1]:
+            return None  # here, it has just ended (not live any more), or it has no address
+        return holder
+
+    async def _still_held(self, match_id: str, worker_id: str) -> bool:
+        """Whether ``worker_id`` is still alive and playing ``match_id`` (an unreadable store
+        counts as yes: the relay goes on waiting)."""
+        try:
+            holder = await call_store(
+                self.store, self.arena.metrics, self.coordination.address_of_holder, match_id
+            )
+        except Exception:
+            log.warning("relay of %s: cannot read who plays it", match_id, exc_info=True)
+            return True
+        return holder is not None and holder[0] == worker_id
+
+    async def _relay(
+        self, context: Context, match_id: str, holder: tuple[str, str], viewer: Viewer
+    ) -> AsyncIterator[pb.WatchMatchResponse]:
+        """Follow a match another arena process plays: that process's move events, then the
+        end from this process's store as the local path shows it to ``viewer`` (what a viewer
+        sees does not depend on the process it reached)."""
+        relayed = _Relayed()
+        async for event in self._moves_from(match_id, holder, relayed):
+            yield event
+        end = await self._stored_end(match_id, viewer, context)
+        if end is not None:
+            yield end
+        elif relayed.ended:
+            return  # no record to show: given back to the queue, or withheld
+        elif relayed.moves:  # it stopped answering mid-match; the match will be played again
+            await _abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                f"the arena process playing match {match_id!r} stopped answering before its end",
+            )
+        elif await self._still_held(match_id, holder[0]):
+            await _abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                f"match {match_id!r} is played by another arena process, which this one "
+                "cannot reach now: try again",
+            )
+        else:  # it ended meanwhile: what the store says, as for any match not live
+            record = await self._call(context, self.store.match_record, match_id)
+            yield pb.WatchMatchResponse(finished=await self._record_for(context, record, viewer))
+
+    async def _moves_from(
+        self, match_id: str, holder: tuple[str, str], relayed: _Relayed
+    ) -> AsyncIterator[pb.WatchMatchResponse]:
+        """The move events of the playing process's WatchMatch stream, counted in
+        ``relayed``. The call carries the admin token, so that process does not count the
+        relay against this one's address (this process counted the viewer's stream), and
+        ``RELAYED_BY``, so it is never relayed again. Ends without an error when the process
+        cannot be reached within ``RELAY_CONNECT_S``, fails, or stops playing the match."""
+        worker_id, address = holder
+        metadata = (
+            ("authorization", f"Bearer {self.admin_token}"),
+            (RELAYED_BY, self.arena.config.worker_id),
+        )
+        async with self.peers.holding(address) as peer:
+            if not await peer.ready(RELAY_CONNECT_S):
+                log.info("relay of %s: %s at %s not reachable", match_id, worker_id, address)
+                return
+            call = peer.stub.WatchMatch(pb.WatchMatchRequest(match_id=match_id), metadata=metadata)
+            read: asyncio.Future[Any] = asyncio.ensure_future(call.read())
+            misses = 0
+            try:
+                while misses < 2:
+                    done, _ = await asyncio.wait({read}, timeout=RELAY_CHECK_S)
+                    if not done:  # quiet: is the match still that process's?
+                        held = await self._still_held(match_id, worker_id)
+                        misses = 0 if held else misses + 1
+                        continue
+                    event = read.result()
+                    if event is grpc.aio.EOF:
+                        relayed.ended = True
+                        return
+                    if event.HasField("move"):  # the end comes from this process's store
+                        relayed.moves += 1
+                        yield event
+                    read = asyncio.ensure_future(call.read())
+            except grpc.aio.AioRpcError as error:
+                detail = fields.clipped(error.details() or "")
+                log.info("relay of %s from %s: %s %s", match_id, worker_id, error.code(), detail)
+            finally:
+                call.cancel()
+                read.cancel()
+                with contextlib.suppress(BaseException):
+                    await read
+
+    async def _stored_end(
+        self, match_id: str, viewer: Viewer, context: Context
+    ) -> pb.WatchMatchResponse | None:
+        """The ``finished`` event of a match as ``viewer`` may see it, from the store; None if
+        it has no record to show (not finished, or withheld while its deal is unfinished)."""
+        try:
+            record = await call_store(
+                self.store, self.arena.metrics, self.store.match_record, match_id
+            )
+        except StoreError:
+            return None
+        return pb.WatchMatchResponse(finished=await self._record_for(context, record, viewer))
 
     async def _event_for(
         self, context: Context, event: pb.WatchMatchResponse, viewer: Viewer

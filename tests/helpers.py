@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from arena.local_bots import BotProcess, start_bot, start_server, stop_bot
+from arena.store.coordination import Coordination
+from arena.store.db import open_database
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
 from referee.bot_client import BotPool
@@ -76,3 +78,17 @@ def run_on_bridge(fn: Callable[[BotPool], Awaitable[T]]) -> T:
 def play(spec: MatchSpec) -> record_pb2.MatchRecord:
     """Play one match over real gRPC and return its record."""
     return run_on_bridge(lambda pool: play_match(spec, pool))
+
+
+def ensure_registered(database_url: str, worker_id: str, address: str) -> None:
+    """The arena process ``worker_id`` in the workers table with its API's ``address``.
+
+    A stand-in until ``arena serve`` registers itself (issue 19's worker heartbeats, on the
+    lead's branch): once it does, the process's own row is there and this does nothing."""
+    database = open_database(database_url)
+    try:
+        coordination = Coordination(database)
+        if not any(w.worker_id == worker_id and w.alive for w in coordination.workers()):
+            coordination.register(worker_id, ("all",), address, lease_s=3600)
+    finally:
+        database.close()

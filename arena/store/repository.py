@@ -200,11 +200,21 @@ class Requeued:
     status: str
 
 
+def unfinished_rotations_sql(match: str) -> str:
+    """SQL for how many other rotations of the deal (same set, same seed) of the ``matches`` row
+    aliased ``match`` have not finished: while any has not, that match's record, its live moves
+    and its ranks and scores are withheld (the one statement of that rule)."""
+    return (
+        f"(SELECT COUNT(*) FROM matches o WHERE o.set_id = {match}.set_id AND o.seed = "
+        f"{match}.seed AND o.match_id <> {match}.match_id AND o.status <> 'finished')"
+    )
+
+
 _UNFINISHED_ROTATIONS = (
-    "SELECT COUNT(*) FROM matches o JOIN matches m ON o.set_id = m.set_id AND o.seed = m.seed "
-    "WHERE m.match_id = ? AND o.match_id <> m.match_id AND o.status <> 'finished'"
+    f"SELECT COALESCE((SELECT {unfinished_rotations_sql('m')} FROM matches m "
+    "WHERE m.match_id = ?), 0)"
 )
-"""How many other rotations of a match's deal (same set, same seed) have not finished."""
+"""How many other rotations of a match's deal have not finished (0: no such match)."""
 
 
 def withheld_message(match_id: str, unfinished: int) -> str:
@@ -990,11 +1000,12 @@ class Store:
             match_id = self._claimable(tx, ladder_only)
             if match_id is None:
                 return None
+            now = now_us()
             row = tx.one(
                 "UPDATE matches SET status = 'playing', claimed_by = ?, lease_until_us = ?, "
-                "attempts = attempts + 1 WHERE match_id = ? "
+                "started_at_us = ?, attempts = attempts + 1 WHERE match_id = ? "
                 "RETURNING match_id, ladder_id, kind, seed, seats",
-                (worker, now_us() + int(lease_s * 1e6), match_id),
+                (worker, now + int(lease_s * 1e6), now, match_id),
             )
             if row is None:
                 return None
@@ -1610,8 +1621,7 @@ class Store:
                 )
             for row in tx.all(
                 "SELECT s.match_id, COALESCE(m.ladder_id, ''), m.result_status, s.seat, s.rank, "
-                "s.score, s.faults, s.finished_at_us, EXISTS (SELECT 1 FROM matches o "
-                "WHERE o.set_id = m.set_id AND o.seed = m.seed AND o.status <> 'finished') "
+                f"s.score, s.faults, s.finished_at_us, {unfinished_rotations_sql('m')} "
                 "FROM match_seats s JOIN matches m ON m.match_id = s.match_id "
                 "WHERE s.bot_id = ? ORDER BY s.finished_at_us DESC LIMIT ?",
                 (bot_id, recent),

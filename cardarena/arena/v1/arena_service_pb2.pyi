@@ -68,6 +68,30 @@ BOT_STATE_UNHEALTHY: BotState.ValueType  # 6
 """Pulled from matchmaking by the health sweep until it answers again."""
 Global___BotState: _TypeAlias = BotState  # noqa: Y015
 
+class _MatchPhase:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MatchPhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchPhase.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MATCH_PHASE_UNSPECIFIED: _MatchPhase.ValueType  # 0
+    """Not set (in a request: playing and finished alike)."""
+    MATCH_PHASE_PLAYING: _MatchPhase.ValueType  # 1
+    """Being played now: WatchMatch follows it."""
+    MATCH_PHASE_FINISHED: _MatchPhase.ValueType  # 2
+    """Finished: its record is stored."""
+
+class MatchPhase(_MatchPhase, metaclass=_MatchPhaseEnumTypeWrapper):
+    """Where a match is, in a listing."""
+
+MATCH_PHASE_UNSPECIFIED: MatchPhase.ValueType  # 0
+"""Not set (in a request: playing and finished alike)."""
+MATCH_PHASE_PLAYING: MatchPhase.ValueType  # 1
+"""Being played now: WatchMatch follows it."""
+MATCH_PHASE_FINISHED: MatchPhase.ValueType  # 2
+"""Finished: its record is stored."""
+Global___MatchPhase: _TypeAlias = MatchPhase  # noqa: Y015
+
 class _MatchFailureKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -1011,6 +1035,178 @@ class MoveEvent(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MoveEvent: _TypeAlias = MoveEvent  # noqa: Y015
+
+@_typing.final
+class ListMatchesRequest(_message.Message):
+    """Lists matches."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDER_FIELD_NUMBER: _builtins.int
+    BOT_ID_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    ladder: _builtins.str
+    """Only this ladder's matches (its id or name); empty: every ladder's and validation matches."""
+    bot_id: _builtins.str
+    """Only the matches this bot plays or played (its id); empty: every bot's."""
+    phase: Global___MatchPhase.ValueType
+    """Only matches being played, or only finished ones; UNSPECIFIED: both."""
+    page_size: _builtins.int
+    """At most this many matches (0: 20; at most 100)."""
+    page_token: _builtins.str
+    """The previous page's next_page_token, with the same filters; empty: the first page."""
+    def __init__(
+        self,
+        *,
+        ladder: _builtins.str = ...,
+        bot_id: _builtins.str = ...,
+        phase: Global___MatchPhase.ValueType = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "ladder", b"ladder", "page_size", b"page_size", "page_token", b"page_token", "phase", b"phase"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListMatchesRequest: _TypeAlias = ListMatchesRequest  # noqa: Y015
+
+@_typing.final
+class ListedSeat(_message.Message):
+    """One seat of a listed match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    BOT_ID_FIELD_NUMBER: _builtins.int
+    BOT_NAME_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    RANK_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat, from 0."""
+    bot_id: _builtins.str
+    """The bot's id ("house:random" for the arena's own random bot)."""
+    bot_name: _builtins.str
+    """The bot's name (empty for the house bot)."""
+    owner: _builtins.str
+    """Its owner's name (empty for the house bot)."""
+    rank: _builtins.int
+    """The seat's rank (1 is best): 0 while the match is played, when it was not rated, or while
+    the match is withheld.
+    """
+    score: _builtins.int
+    """The seat's score, on the same terms as its rank."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        bot_id: _builtins.str = ...,
+        bot_name: _builtins.str = ...,
+        owner: _builtins.str = ...,
+        rank: _builtins.int = ...,
+        score: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "bot_name", b"bot_name", "owner", b"owner", "rank", b"rank", "score", b"score", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListedSeat: _TypeAlias = ListedSeat  # noqa: Y015
+
+@_typing.final
+class ListedMatch(_message.Message):
+    """A match in a listing."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    LADDER_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    STARTED_AT_US_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_US_FIELD_NUMBER: _builtins.int
+    WITHHELD_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match's id."""
+    ladder_id: _builtins.str
+    """Its ladder (empty for a validation match)."""
+    kind: _builtins.str
+    """"ladder" or "validation"."""
+    phase: Global___MatchPhase.ValueType
+    """Being played or finished."""
+    status: _record_pb2.MatchStatus.ValueType
+    """How it ended (finished matches only)."""
+    started_at_us: _builtins.int
+    """When a worker started playing it, in microseconds since the Unix epoch (0: not known, for
+    matches played before the arena recorded it).
+    """
+    finished_at_us: _builtins.int
+    """When it finished, in microseconds since the Unix epoch (0 while it is played)."""
+    withheld: _builtins.bool
+    """True while other rotations of its duplicate deal are unfinished: ranks and scores are
+    withheld (0) until the whole set has finished, as they say something about the deal.
+    """
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___ListedSeat]:
+        """The seats, in seat order."""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        ladder_id: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        phase: Global___MatchPhase.ValueType = ...,
+        status: _record_pb2.MatchStatus.ValueType = ...,
+        seats: _abc.Iterable[Global___ListedSeat] | None = ...,
+        started_at_us: _builtins.int = ...,
+        finished_at_us: _builtins.int = ...,
+        withheld: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at_us", b"finished_at_us", "kind", b"kind", "ladder_id", b"ladder_id", "match_id", b"match_id", "phase", b"phase", "seats", b"seats", "started_at_us", b"started_at_us", "status", b"status", "withheld", b"withheld"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListedMatch: _TypeAlias = ListedMatch  # noqa: Y015
+
+@_typing.final
+class ListMatchesResponse(_message.Message):
+    """A page of matches."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCHES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Give it back as page_token for the next page; empty: this was the last page."""
+    @_builtins.property
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___ListedMatch]:
+        """Matches being played first (the latest scheduled first), then finished ones (the latest
+        finished first).
+        """
+
+    def __init__(
+        self,
+        *,
+        matches: _abc.Iterable[Global___ListedMatch] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListMatchesResponse: _TypeAlias = ListMatchesResponse  # noqa: Y015
 
 @_typing.final
 class CreateOwnerRequest(_message.Message):

@@ -85,6 +85,11 @@ class ArenaServiceStub:
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchRequest.SerializeToString,
                 response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchResponse.FromString,
                 _registered_method=True)
+        self.ListMatches = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/ListMatches',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesResponse.FromString,
+                _registered_method=True)
         self.CreateOwner = channel.unary_unary(
                 '/cardarena.arena.v1.ArenaService/CreateOwner',
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateOwnerRequest.SerializeToString,
@@ -206,6 +211,16 @@ class ArenaServiceServicer:
 
     def WatchMatch(self, request, context):
         """Follows a match live, move by move, then its end. Spectators see only public information.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMatches(self, request, context):
+        """Matches being played and finished, those being played first, then the latest finished
+        first, in pages: the ids WatchMatch and GetMatchRecord take. Any process of the arena
+        lists every process's matches. A rotation of a duplicate deal shows no rank or score
+        until its whole set has finished.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -345,6 +360,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.WatchMatch,
                     request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchRequest.FromString,
                     response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchResponse.SerializeToString,
+            ),
+            'ListMatches': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMatches,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesResponse.SerializeToString,
             ),
             'CreateOwner': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateOwner,
@@ -668,6 +688,33 @@ class ArenaService:
             '/cardarena.arena.v1.ArenaService/WatchMatch',
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchRequest.SerializeToString,
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/ListMatches',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesResponse.FromString,
             options,
             channel_credentials,
             insecure,

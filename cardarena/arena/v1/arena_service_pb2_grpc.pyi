@@ -60,6 +60,12 @@ class ArenaServiceStub:
     """A finished match's full record."""
     WatchMatch: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WatchMatchRequest, _arena_service_pb2.WatchMatchResponse]
     """Follows a match live, move by move, then its end. Spectators see only public information."""
+    ListMatches: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListMatchesRequest, _arena_service_pb2.ListMatchesResponse]
+    """Matches being played and finished, those being played first, then the latest finished
+    first, in pages: the ids WatchMatch and GetMatchRecord take. Any process of the arena
+    lists every process's matches. A rotation of a duplicate deal shows no rank or score
+    until its whole set has finished.
+    """
     CreateOwner: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateOwnerRequest, _arena_service_pb2.CreateOwnerResponse]
     """-- identity and operator controls (docs/operating-limits.md) --
 
@@ -126,6 +132,12 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """A finished match's full record."""
     WatchMatch: _aio.UnaryStreamMultiCallable[_arena_service_pb2.WatchMatchRequest, _arena_service_pb2.WatchMatchResponse]  # type: ignore[assignment]
     """Follows a match live, move by move, then its end. Spectators see only public information."""
+    ListMatches: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListMatchesRequest, _arena_service_pb2.ListMatchesResponse]  # type: ignore[assignment]
+    """Matches being played and finished, those being played first, then the latest finished
+    first, in pages: the ids WatchMatch and GetMatchRecord take. Any process of the arena
+    lists every process's matches. A rotation of a duplicate deal shows no rank or score
+    until its whole set has finished.
+    """
     CreateOwner: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateOwnerRequest, _arena_service_pb2.CreateOwnerResponse]  # type: ignore[assignment]
     """-- identity and operator controls (docs/operating-limits.md) --
 
@@ -249,6 +261,18 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_arena_service_pb2.WatchMatchResponse], _abc.AsyncIterator[_arena_service_pb2.WatchMatchResponse]]:
         """Follows a match live, move by move, then its end. Spectators see only public information."""
+
+    @_abc_1.abstractmethod
+    def ListMatches(
+        self,
+        request: _arena_service_pb2.ListMatchesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.ListMatchesResponse, _abc.Awaitable[_arena_service_pb2.ListMatchesResponse]]:
+        """Matches being played and finished, those being played first, then the latest finished
+        first, in pages: the ids WatchMatch and GetMatchRecord take. Any process of the arena
+        lists every process's matches. A rotation of a duplicate deal shows no rank or score
+        until its whole set has finished.
+        """
 
     @_abc_1.abstractmethod
     def CreateOwner(
