@@ -46,7 +46,6 @@ from arena.local_bots import BotProcess, arena_serve_command, start_server, stop
 from arena.store.db import scratch_postgres_database  # noqa: E402
 from cardarena.arena.v1 import arena_service_pb2 as pb  # noqa: E402
 from cardarena.game.v1 import options_pb2  # noqa: E402
-from tests.helpers import ensure_registered  # noqa: E402
 
 ADMIN = "relay-admin"
 LADDER = "relayed"
@@ -172,7 +171,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "--limit-peer-requests", "off",
             )  # fmt: skip
             arenas[name] = stack.enter_context(process(command, name, workdir / f"{name}.log"))
-            ensure_registered(url, name, arenas[name].address)
         addresses = {name: arena.address for name, arena in arenas.items()}
         admin = ArenaClient(addresses["alpha"], ADMIN, timeout_s=30)
         stack.callback(admin.close)

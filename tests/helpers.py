@@ -80,15 +80,11 @@ def play(spec: MatchSpec) -> record_pb2.MatchRecord:
     return run_on_bridge(lambda pool: play_match(spec, pool))
 
 
-def ensure_registered(database_url: str, worker_id: str, address: str) -> None:
-    """The arena process ``worker_id`` in the workers table with its API's ``address``.
-
-    A stand-in until ``arena serve`` registers itself (issue 19's worker heartbeats, on the
-    lead's branch): once it does, the process's own row is there and this does nothing."""
+def registered_address(database_url: str, worker_id: str) -> str | None:
+    """The API address the live arena process ``worker_id`` registered (None: not alive)."""
     database = open_database(database_url)
     try:
-        coordination = Coordination(database)
-        if not any(w.worker_id == worker_id and w.alive for w in coordination.workers()):
-            coordination.register(worker_id, ("all",), address, lease_s=3600)
+        workers = Coordination(database).workers()
     finally:
         database.close()
+    return next((w.address for w in workers if w.worker_id == worker_id and w.alive), None)

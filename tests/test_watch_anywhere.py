@@ -29,7 +29,7 @@ from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import record_pb2
 from tests.certs import make_certs
-from tests.helpers import POLLING_LIMITS, ROOT, ensure_registered, misbehaving_bot
+from tests.helpers import POLLING_LIMITS, ROOT, misbehaving_bot, registered_address
 from tests.listeners import not_bots
 from tests.stores import postgres_available, postgres_url
 from tests.test_ladder_e2e import ADMIN, quick_ladder, register_all, wait_active, wait_for
@@ -104,8 +104,8 @@ def two_processes(
         processes = {
             name: stack.enter_context(arena_process(url, name, workdir, *extra)) for name in WORKERS
         }
-        for name, process in processes.items():
-            ensure_registered(url, name, process.address)
+        for name, process in processes.items():  # where the other one will relay from
+            assert registered_address(url, name) == process.address
         shared = Arena(url, processes, [])
         admin = shared.client("alpha", ADMIN, tls=tls)
         shared.bots = register_all(admin, bots)
