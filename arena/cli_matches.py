@@ -11,7 +11,7 @@ import grpc
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli_service import _client, _fail, add_client_tls_arguments, console
+from arena.cli_service import _client, _fail, add_client_command, console
 from arena.client import ArenaClient
 from arena.render import STATUS_NAMES, literal
 from cardarena.arena.v1 import arena_service_pb2 as pb
@@ -116,7 +116,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         ("matches", "list matches being played and finished, newest first"),
         ("live", "list the matches being played now (arena matches --live)"),
     ):
-        parser = commands.add_parser(name, help=help_text)
+        parser = add_client_command(commands, name, help_text)
         parser.add_argument("ladder", nargs="?", default="", help="only this ladder (id or name)")
         parser.add_argument("--bot", default="", help="only this bot's matches (its id)")
         parser.add_argument(
@@ -139,10 +139,4 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
             )
         else:
             parser.set_defaults(phase="live")
-        parser.add_argument("--server", default="127.0.0.1:50050")
-        parser.add_argument("--token", default=None, help="owner or admin token ($ARENA_TOKEN)")
-        parser.add_argument(
-            "--token-file", default=None, help="read the token from this file (not shown in ps)"
-        )
-        add_client_tls_arguments(parser)
         parser.set_defaults(run=cmd_matches)

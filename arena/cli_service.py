@@ -609,6 +609,20 @@ def cmd_void(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_client_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
+) -> argparse.ArgumentParser:
+    """A subcommand that calls the arena API: ``--server``, the token options and TLS."""
+    parser = commands.add_parser(name, help=help_text)
+    parser.add_argument("--server", default="127.0.0.1:50050")
+    parser.add_argument("--token", default=None, help="owner or admin token ($ARENA_TOKEN)")
+    add_client_tls_arguments(parser)
+    parser.add_argument(
+        "--token-file", default=None, help="read the token from this file (not shown in ps)"
+    )
+    return parser
+
+
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the service's subcommands to the ``arena`` parser."""
     serve_parser = commands.add_parser("serve", help="run the arena service (API + ladders)")
@@ -696,14 +710,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     health_parser.set_defaults(run=cmd_health)
 
     def client_parser(name: str, help_text: str) -> argparse.ArgumentParser:
-        parser = commands.add_parser(name, help=help_text)
-        parser.add_argument("--server", default="127.0.0.1:50050")
-        parser.add_argument("--token", default=None, help="owner or admin token ($ARENA_TOKEN)")
-        add_client_tls_arguments(parser)
-        parser.add_argument(
-            "--token-file", default=None, help="read the token from this file (not shown in ps)"
-        )
-        return parser
+        return add_client_command(commands, name, help_text)
 
     register = client_parser("register", "register a bot")
     register.add_argument("--owner", required=True)
