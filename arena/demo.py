@@ -41,7 +41,7 @@ def run_demo(
     games: Sequence[str], matches: int, workdir: Path, seed: int, kept: bool = True
 ) -> int:
     """Play the demo; returns the exit code."""
-    admin = secrets.token_urlsafe(16)
+    admin = secrets.token_urlsafe(16)  # written to a file, never a command-line argument
     token_file = workdir / "admin-token"
     token_file.write_text(admin)
     command = arena_serve_command(

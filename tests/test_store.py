@@ -14,7 +14,14 @@ from openskill.models import PlackettLuce
 from arena.matchmaking import PlannedMatch
 from arena.ratings import INITIAL_SIGMA
 from arena.store.db import Tx, open_database
-from arena.store.repository import CHANGE_GRACE_US, HOUSE_RANDOM, Store, StoreError, now_us
+from arena.store.repository import (
+    CHANGE_GRACE_US,
+    HOUSE_RANDOM,
+    OWNER_TOKEN_PREFIX,
+    Store,
+    StoreError,
+    now_us,
+)
 from arena.store.schema import MIGRATIONS
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2, record_pb2
@@ -33,6 +40,13 @@ def ladder_config(
         duplicate_deals=duplicate,
         concurrency=concurrency,
     )
+
+
+def test_owner_tokens_carry_the_prefix_and_never_start_like_an_option(store: Store) -> None:
+    tokens = [store.create_owner(f"owner{index}") for index in range(50)]
+    tokens.append(store.rotate_token("owner0", tokens[0]))
+    assert all(token.startswith(OWNER_TOKEN_PREFIX) for token in tokens)
+    assert len(set(tokens)) == len(tokens)
 
 
 def active_bots(store: Store, count: int) -> tuple[list[str], str]:
