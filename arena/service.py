@@ -31,7 +31,6 @@ from arena.limits import (
 from arena.peers import PeerChannels
 from arena.public import STRANGER, Viewer, profile_view, record_view, standings_view
 from arena.store.calls import call_store
-from arena.store.coordination import Coordination
 from arena.store.listings import MAX_PAGE, TOKEN_CHARS, Listings, MatchQuery
 from arena.store.repository import (
     DETAIL_LIMIT,
@@ -127,7 +126,6 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         self.admin_token = admin_token
         self.limits = limits or ApiLimits()
         self.peers = PeerChannels() if peers is None else peers  # empty is falsy: no `or`
-        self.coordination = Coordination(store.db)
         self.listings = Listings(store.db)
 
     async def _call(self, context: Context, fn: Callable[..., T], *args: Any) -> T:
@@ -413,7 +411,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         any, unless this call is itself a relay."""
         if any(key == RELAYED_BY for key, _ in context.invocation_metadata() or ()):
             return None
-        holder = await self._call(context, self.coordination.address_of_holder, match_id)
+        holder = await self._call(context, self.arena.coordination.address_of_holder, match_id)
         if holder is None or holder[0] == self.arena.config.worker_id or not holder[1]:
             return None  # here, it has just ended (not live any more), or it has no address
         return holder
@@ -423,7 +421,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         counts as yes: the relay goes on waiting)."""
         try:
             holder = await call_store(
-                self.store, self.arena.metrics, self.coordination.address_of_holder, match_id
+                self.store, self.arena.metrics, self.arena.coordination.address_of_holder, match_id
             )
         except Exception:
             log.warning("relay of %s: cannot read who plays it", match_id, exc_info=True)
@@ -611,9 +609,8 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         self, request: pb.ListWorkersRequest, context: Context
     ) -> pb.ListWorkersResponse:
         await self._require_admin(context, "listing the arena's processes")
-        coordination = self.arena.coordination
-        workers = await self._call(context, coordination.workers)
-        leases = await self._call(context, coordination.leaders)
+        workers = await self._call(context, self.arena.coordination.workers)
+        leases = await self._call(context, self.arena.coordination.leaders)
         return pb.ListWorkersResponse(
             workers=[
                 pb.Worker(
