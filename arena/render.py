@@ -14,11 +14,10 @@ from rich.table import Table
 from rich.text import Text
 
 from cardarena.game.v1 import record_pb2
-from referee.codec import codec_for
 from referee.codec.common import options_from_wire
 from referee.codec.record import fault_name, summaries_of
 from referee.games.api import GameType
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 
 _SHOWN_AS_ESCAPES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 

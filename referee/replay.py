@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from cardarena.game.v1 import record_pb2
-from referee.codec import MalformedActionError, codec_for
+from referee.codec import MalformedActionError
 from referee.codec.common import options_from_wire
 from referee.codec.record import summaries_from_moves
 from referee.games.api import RulesError
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 
 
 def resimulate(record: record_pb2.MatchRecord) -> list[str]:

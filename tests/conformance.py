@@ -17,12 +17,11 @@ from google.protobuf.message import Message
 
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import cards_pb2
-from referee.codec import codec_for
 from referee.codec.common import game_settings
 from referee.codec.requests import RequestEncoder
 from referee.codec.watch import public_move_event
 from referee.games.api import Game, State
-from referee.games.registry import STATE_CLASSES
+from referee.games.registry import STATE_CLASSES, codec_for
 from referee.match import FaultPolicy, Match, TimeControl
 from referee.runner import _end_requests
 

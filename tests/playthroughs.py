@@ -32,11 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cardarena.bot.v1 import bot_service_pb2
-from referee.codec import codec_for
 from referee.codec.common import game_settings
 from referee.codec.requests import RequestEncoder, choose_action_request
 from referee.games.api import Game, GameType, OptionValue, State
-from referee.games.registry import STATE_CLASSES
+from referee.games.registry import STATE_CLASSES, codec_for
 from referee.match import Fault, FaultKind, FaultPolicy, Match
 
 GOLDEN_DIR = Path(__file__).parent / "golden"

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import pytest
 
 from cardarena.game.v1 import cards_pb2, game_pb2, klaberjass_pb2
-from referee.codec import codec_for
 from referee.codec.base import MalformedActionError
 from referee.games.api import IllegalActionError
 from referee.games.klaberjass.rules import (
@@ -34,7 +33,7 @@ from referee.games.klaberjass.rules import (
     settle_hand,
     trick_winner,
 )
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from tests.conformance import check_card_conservation, check_observations, random_playout
 
 N, D = 0, 1

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from cardarena.game.v1 import game_pb2, pinochle_pb2
-from referee.codec import MalformedActionError, codec_for
+from referee.codec import MalformedActionError
 from referee.games.api import IllegalActionError
 from referee.games.pinochle.rules import (
     ACE,
@@ -49,7 +49,7 @@ from referee.games.pinochle.rules import (
     settle,
     shuffled_deck,
 )
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from tests.conformance import check_card_conservation, check_observations, random_playout
 
 SUITS = "CDHS"

@@ -21,11 +21,10 @@ from typing import Protocol
 from botkit import Bot, time_left_s
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import game_pb2
-from referee.codec import codec_for
 from referee.codec.base import GameCodec
 from referee.codec.common import options_from_wire
 from referee.games.api import RulesError, State
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 
 MAX_BAD_WORLDS = 20
 """Give up on a decision's search after this many sampled worlds failed to replay."""
