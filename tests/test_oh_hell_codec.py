@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from referee.games.oh_hell.rules import OhHellObservation, OhHellState
+from referee.games.oh_hell import OhHellObservation, OhHellState
 from referee.games.registry import codec_for, make_game
 
 

@@ -34,6 +34,10 @@ class IllegalActionError(RulesError):
     """A well-formed action that the rules forbid in this state."""
 
 
+class InvalidPositionError(RulesError):
+    """A position (``referee.games.<game>.positions``) that no game of these rules reaches."""
+
+
 @dataclass(frozen=True)
 class OptionSpec:
     """One named game option (a house rule) with its default and what it may be."""
@@ -220,6 +224,11 @@ class State(ABC):
     def scores_so_far(self) -> tuple[int, ...]:
         """Running score per seat; games override this when scores accrue during play."""
         return tuple(0 for _ in range(self.num_seats))
+
+    def copy(self) -> State:
+        """An independent copy of this game, its random generator included (games with
+        positions implement it; search bots and tests branch from copies)."""
+        raise NotImplementedError(f"{type(self).__name__} has no copy() yet")
 
 
 class Game:

@@ -7,14 +7,21 @@ list of games of its own.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from referee.games.api import Game, GameType, OptionValue, State
 
 if TYPE_CHECKING:
     from referee.codec.base import GameCodec
+
+
+class Position(Protocol):
+    """A game's position value: it makes a state at that position."""
+
+    def state(self, rng: random.Random | None = None) -> State: ...
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,8 @@ class GameEntry:
     """Options that shorten a match (end-to-end tests play whole matches)."""
     whole_game_options: tuple[Mapping[str, OptionValue], ...] = ()
     """Option sets the benchmarks measure besides the defaults."""
+    position_of: Callable[[State], Position] | None = None
+    """Reads a state's position (``<game>.positions``); None while a game has none yet."""
 
     @property
     def game_type(self) -> GameType:
