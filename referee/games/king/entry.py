@@ -1,7 +1,7 @@
 """King's registration: its rules, its codec and how tools run it."""
 
-from referee.codec.king import KingCodec
 from referee.games.entry import GameEntry
+from referee.games.king.codec import KingCodec
 from referee.games.king.rules import KingState
 
 ENTRY = GameEntry(

@@ -1,7 +1,7 @@
 """Klaberjass's registration: its rules, its codec and how tools run it."""
 
-from referee.codec.klaberjass import KlaberjassCodec
 from referee.games.entry import GameEntry
+from referee.games.klaberjass.codec import KlaberjassCodec
 from referee.games.klaberjass.rules import KlaberjassState
 
 ENTRY = GameEntry(

@@ -1,7 +1,7 @@
 """Mau-Mau's registration: its rules, its codec and how tools run it."""
 
-from referee.codec.mau_mau import MauMauCodec
 from referee.games.entry import GameEntry
+from referee.games.mau_mau.codec import MauMauCodec
 from referee.games.mau_mau.rules import MauMauState
 
 ENTRY = GameEntry(

@@ -1,7 +1,7 @@
 """Pinochle's registration: its rules, its codec and how tools run it."""
 
-from referee.codec.pinochle import PinochleCodec
 from referee.games.entry import GameEntry
+from referee.games.pinochle.codec import PinochleCodec
 from referee.games.pinochle.rules import PinochleState
 
 ENTRY = GameEntry(
