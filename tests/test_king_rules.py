@@ -1,4 +1,4 @@
-"""King rules: the worked examples of rules-spec §2.4 as table-driven tests, plus rule checks."""
+"""King rules: the worked examples of docs/games/king.md as table-driven tests, plus rule checks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Klaberjass rules: every worked example of rules-spec.md §4.4 (KLAB-E1..E7) plus rule tests."""
+"""Klaberjass rules: every worked example (KLAB-E1..E7, docs/games/klaberjass.md) and rule tests."""
 
 from __future__ import annotations
 

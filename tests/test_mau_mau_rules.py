@@ -1,4 +1,4 @@
-"""Mau-Mau rules: every worked example of rules-spec section 3.4 as a table, plus rule tests."""
+"""Mau-Mau rules: every worked example of docs/games/mau-mau.md as a table, plus rule tests."""
 
 from __future__ import annotations
 

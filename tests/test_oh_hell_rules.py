@@ -1,4 +1,4 @@
-"""Oh Hell rules: the worked examples of rules-spec §5.4 as table-driven tests, plus rule checks."""
+"""Oh Hell rules: the worked examples (docs/games/oh-hell.md) as table-driven tests, plus checks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Two-handed Pinochle: every worked example of rules reference §1.4 (PIN-E1..E6) as a table,
+"""Two-handed Pinochle: every worked example (PIN-E1..E6, docs/games/pinochle.md) as a table,
 plus the rules around them (deal, draws, dix, meld turns, phase 2, declaring out, the wire)."""
 
 from __future__ import annotations

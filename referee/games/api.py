@@ -226,9 +226,27 @@ class State(ABC):
         return tuple(0 for _ in range(self.num_seats))
 
     def copy(self) -> State:
-        """An independent copy of this game, its random generator included (games with
-        positions implement it; search bots and tests branch from copies)."""
-        raise NotImplementedError(f"{type(self).__name__} has no copy() yet")
+        """An independent copy of this game, its random generator included: search bots and
+        tests branch from copies.
+
+        This default copies every top-level list, dict and set of the state and shares the
+        rest, which is enough for rules whose nested containers are immutable (tuples) or are
+        replaced, not mutated, by ``apply``; a game whose rules mutate deeper overrides it.
+        A copy starts without the views' caches (attributes named ``*_cache``): it shares
+        nothing with the original, and the conformance suite compares its fresh views with
+        the original's cached ones.
+        """
+        clone = object.__new__(type(self))
+        clone.__dict__.update(
+            {
+                key: value.copy() if isinstance(value, list | dict | set) else value
+                for key, value in self.__dict__.items()
+                if not key.endswith("_cache")
+            }
+        )
+        clone.rng = random.Random()
+        clone.rng.setstate(self.rng.getstate())
+        return clone
 
 
 class Game:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from cardarena.game.v1.options_pb2 import GameSettings
+from referee.codec.common import options_from_wire
 from referee.games.api import Game, GameType, InvalidOptionsError, State
 from referee.games.entry import GameEntry
 from referee.games.king.entry import ENTRY as KING
@@ -44,6 +46,13 @@ def entry_for(name: str) -> GameEntry:
 def make_game(name: str, num_seats: int, options: Mapping[str, object] | None = None) -> Game:
     """A game bound to validated options; raises ``InvalidOptionsError`` on anything wrong."""
     return Game(entry_for(name).state_class, num_seats, options)
+
+
+def game_from_settings(settings: GameSettings, num_seats: int | None = None) -> Game:
+    """The game a wire ``GameSettings`` names (``num_seats`` overrides its seat count, as a
+    ladder's matches do); ``InvalidOptionsError`` or ``ValueError`` on anything wrong."""
+    seats = settings.num_seats if num_seats is None else num_seats
+    return make_game(settings.game, seats, options_from_wire(settings.options))
 
 
 def codec_for(game: Game) -> GameCodec:

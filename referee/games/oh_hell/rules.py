@@ -1,4 +1,4 @@
-"""Oh Hell as Board Game Arena plays it (seed 004; rules reference section 5).
+"""Oh Hell as Board Game Arena plays it (rules reference: docs/games/oh-hell.md).
 
 A game is a series of hands. Each hand, every seat is dealt the same number of cards from a
 52-card deck (ace high), the next card is turned up and its suit is trump. Starting left of the
@@ -8,12 +8,12 @@ must follow suit if they can, otherwise play anything; the highest trump wins th
 highest card of the suit led, and the winner leads next. A hand scores by the chosen scoring
 style; the game ends after the last hand of the chosen deal style and the highest total wins.
 
-Decisions the seed leaves open, fixed here as the reference resolves them (section 5.2):
-the first dealer is drawn at random and the deal passes clockwise (OH-A4); bidding runs clockwise
-from the dealer's left (OH-A2); that seat leads the first trick (OH-A3); the trump card is the
-first undealt card (OH-A5); the one-card hand is played once (OH-A6); bids run 0..hand size
-(OH-A7); only the dealer is restricted (OH-A8); the short high-low style always starts at 6
-(OH-A10). The one decision with a real alternative, D-OH-1 (ties), is the ``tie_break`` option.
+Decisions the traditional rules leave open (docs/games/oh-hell.md, decisions): the first dealer is
+drawn at random and the deal passes clockwise (OH-A4); bidding runs clockwise from the dealer's
+left (OH-A2); that seat leads the first trick (OH-A3); the trump card is the first undealt card
+(OH-A5); the one-card hand is played once (OH-A6); bids run 0..hand size (OH-A7); only the dealer
+is restricted (OH-A8); the short high-low style always starts at 6 (OH-A10). The one decision with
+a real alternative, D-OH-1 (ties), is the ``tie_break`` option.
 
 Actions: ``0..51`` play that card (``StandardDeck`` ids); ``52 + b`` bids ``b`` tricks.
 """
@@ -44,10 +44,10 @@ from referee.games.oh_hell.view import (
 )
 
 MAX_HAND_SIZE = 10
-"""The seed caps a hand at ten cards per player."""
+"""A hand has at most ten cards per player."""
 
 SHORT_HIGH_LOW_START = 6
-""""Curta – Alta e baixa" always runs 6 … 1 … 6, whatever the number of players."""
+"""BGA's "Curta – Alta e baixa" always runs 6 … 1 … 6, whatever the number of players."""
 
 DEAL_STYLES = ("long", "long_inverted", "short_high_low", "short_high", "short_low")
 SCORING_STYLES = ("positive", "neutral", "negative")
@@ -58,12 +58,12 @@ OH_HELL = GameType(
     title="Oh Hell",
     min_seats=3,
     max_seats=MAX_SEATS,
-    rules_section="rules-spec.md §5",
+    rules_section="docs/games/oh-hell.md",
     options=(
         OptionSpec(
             "deal_style",
             "long",
-            "Hand sizes over the game: long = max…1…max (the seed's base game), long_inverted ="
+            "Hand sizes over the game: long = max…1…max (the traditional game), long_inverted ="
             " 1…max…1, short_high_low = 6…1…6, short_high = 1…max, short_low = max…1.",
             choices=DEAL_STYLES,
         ),
@@ -304,19 +304,6 @@ class OhHellState(State):
         return tuple(self.scores)
 
     observe = observe
-
-    def copy(self) -> OhHellState:
-        """An independent copy of this game, its random generator included."""
-        clone = object.__new__(OhHellState)
-        clone.__dict__.update(self.__dict__)
-        clone.rng = random.Random()
-        clone.rng.setstate(self.rng.getstate())
-        clone.scores, clone.exact_bids = list(self.scores), list(self.exact_bids)
-        clone.previous_hands = list(self.previous_hands)
-        clone.hands, clone.bids = list(self.hands), list(self.bids)
-        clone.tricks_won, clone.trick = list(self.tricks_won), list(self.trick)
-        clone.completed_tricks = list(self.completed_tricks)
-        return clone
 
     def describe_action(self, action: int) -> str:
         if action >= BID_BASE:

@@ -1,4 +1,4 @@
-"""Two-handed Pinochle with a turned-up trump (seed 000; rules reference section 1).
+"""Two-handed Pinochle with a turned-up trump (rules reference: docs/games/pinochle.md).
 
 Two players, 48 cards: two copies each of A 10 K Q J 9 (ranking in that order) in every suit.
 Each hand the dealer deals twelve cards each in packets of four, non-dealer first, and turns the
@@ -27,7 +27,7 @@ of the hand. After each hand, if exactly one player has reached the target (1,00
 both have, the target rises by 250 (1,250, 1,500, ...). A player may instead declare himself
 out on any of his turns (option ``declare_out``).
 
-Decisions the seed leaves open follow the reference's resolutions (section 1.2): PIN-A1 ranking,
+Decisions the traditional rules leave open (docs/games/pinochle.md, decisions): PIN-A1 ranking,
 A2/A3 trick winner, A4 winner leads, A5 turn-up drawn last, A7 dix exchange timing, A8 one meld
 per won trick, A9 meld classes, A10 trump K+Q scores 40 only, A11 tabled cards playable, A12 a
 meld after trick 12, A13 phase-2 obligations, A14 last trick = trick 24, A16 ``>=`` and +250
@@ -35,7 +35,7 @@ steps, A19 alternating deal, A20 non-dealer first. The D-PIN-* decisions are opt
 
 Two choices of ours where the reference is silent, both documented in ``docs/games/pinochle.md``:
 - When both totals reach the target at the end of a hand the target rises by 250 until at most
-  one does; if one then does, he wins at once (the seed: "nesse momento").
+  one does; if one then does, he wins at once ("nesse momento", at that very moment).
 - A declaration closes the score sheet: a right claim records the declarer's claimed total and
   the opponent's total from finished hands; a wrong claim records the declarer at 0 (he loses).
 
@@ -144,12 +144,12 @@ PINOCHLE_GAME = GameType(
     title="Pinochle (two-handed)",
     min_seats=2,
     max_seats=2,
-    rules_section="rules-spec.md §1",
+    rules_section="docs/games/pinochle.md",
     options=(
         OptionSpec(
             "turnup_bonus_rank",
             "10",
-            "D-PIN-1. The turn-up rank that scores 10 for the dealer: 10 = a Ten (the seed's"
+            "D-PIN-1. The turn-up rank that scores 10 for the dealer: 10 = a Ten (the traditional"
             " words); 9 = the 9 of trumps, the dix (standard rules).",
             choices=TURNUP_BONUS_RANKS,
         ),
@@ -157,7 +157,7 @@ PINOCHLE_GAME = GameType(
             "dix_points",
             0,
             "D-PIN-2. Points for exchanging the 9 of trumps for the turn-up, and for showing the"
-            " second 9 of trumps: 0 (the seed's table has no dix); 10 in standard rules.",
+            " second 9 of trumps: 0 (the traditional table has no dix); 10 in standard rules.",
             minimum=0,
             maximum=100,
         ),
