@@ -41,16 +41,14 @@ from referee.games.pinochle.rules import (
     held_families,
     held_meld_actions,
     legal_follow_mask,
-    legal_melds,
     mask_of,
-    may_meld,
-    meld_is_legal,
     parse_card,
     settle,
     shuffled_deck,
 )
 from referee.games.registry import codec_for, make_game
 from tests.conformance import check_card_conservation, check_observations, random_playout
+from tests.pinochle_oracles import legal_melds, may_meld, meld_is_legal
 
 SUITS = "CDHS"
 

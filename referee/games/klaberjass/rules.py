@@ -704,7 +704,7 @@ class KlaberjassState(State):
             else:
                 raise IllegalActionError("the game is over")
             return
-        # Card play, with legal_follow_mask inlined: this is the hot path of every playout.
+        # Card play: the hot path of every playout.
         seat = self.to_act
         hands = self.hands
         hand = hands[seat]
@@ -720,13 +720,7 @@ class KlaberjassState(State):
             self.to_act = 1 - seat
             return
         trump = self.trump
-        led = lead >> 3
-        mask = hand & SUIT_MASK[led]
-        if led == trump:
-            mask = (mask & _HIGHER_TRUMP[lead] or mask) if mask else hand
-        elif not mask:
-            mask = hand & SUIT_MASK[trump] or hand
-        if not mask >> card & 1:
+        if not legal_follow_mask(hand, lead, trump) >> card & 1:
             raise self._illegal(action)
         hands[seat] = hand ^ (1 << card)
         if action != card or self.known >> card & 1:
