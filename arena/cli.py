@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from arena.cli_matches import add_commands as add_match_commands
+from arena.cli_options import parse_options
 from arena.cli_service import add_commands
 from arena.demo import cmd_demo
 from arena.play import add_command as add_play_command
@@ -20,32 +21,13 @@ from botkit.tls import ClientTls, TlsConfigError
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
 from referee.bot_client import BotPool
-from referee.games.api import Game, GameType, OptionValue, RulesError
+from referee.games.api import Game, RulesError
 from referee.games.registry import STATE_CLASSES, game_types, make_game
 from referee.match import DefaultAction, FaultPolicy, Match, MoveLog, TimeControl
 from referee.replay import resimulate
 from referee.runner import MatchSpec, play_match
 
 console = Console()
-
-
-def parse_options(game_type: GameType, pairs: Sequence[str]) -> dict[str, OptionValue]:
-    """``["scoring=negative", …]`` typed by each option's default."""
-    specs = {spec.name: spec for spec in game_type.options}
-    options: dict[str, OptionValue] = {}
-    for pair in pairs:
-        name, sep, text = pair.partition("=")
-        if not sep or name not in specs:
-            known = ", ".join(specs) or "none"
-            raise SystemExit(f"bad --option {pair!r}: expected NAME=VALUE with NAME one of {known}")
-        default = specs[name].default
-        if isinstance(default, bool):
-            options[name] = text.lower() in ("1", "true", "yes", "on")
-        elif isinstance(default, int):
-            options[name] = int(text)
-        else:
-            options[name] = text
-    return options
 
 
 def _time_control(args: argparse.Namespace) -> TimeControl:

@@ -377,7 +377,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def cmd_create_ladder(args: argparse.Namespace) -> int:
     """Create a ladder (admin token)."""
-    from arena.cli import parse_options
+    from arena.cli_options import parse_options
     from referee.codec.common import option_value
     from referee.games.registry import STATE_CLASSES
 

@@ -24,7 +24,7 @@ from arena.local_bots import start_many, stop_bot
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
 from referee.bot_client import BotPool
-from referee.codec.record import fault_name
+from referee.codec.summaries import fault_name
 from referee.games.api import Game, RulesError
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, TimeControl

@@ -14,11 +14,9 @@ from rich.table import Table
 from rich.text import Text
 
 from cardarena.game.v1 import record_pb2
-from referee.codec import codec_for
-from referee.codec.common import options_from_wire
-from referee.codec.record import fault_name, summaries_of
+from referee.codec.summaries import fault_name, summaries_of
 from referee.games.api import GameType
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, game_from_settings
 
 _SHOWN_AS_ESCAPES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
@@ -77,9 +75,7 @@ def result_table(record: record_pb2.MatchRecord) -> Table:
 
 def moves_table(record: record_pb2.MatchRecord) -> Table:
     """Every move: seat, action in words, time, fault."""
-    game = make_game(
-        record.settings.game, record.settings.num_seats, options_from_wire(record.settings.options)
-    )
+    game = game_from_settings(record.settings)
     codec = codec_for(game)
     state = game.new_state(record.seed)
     table = Table(title="moves")

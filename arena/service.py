@@ -43,9 +43,9 @@ from arena.store.repository import (
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
 from cardarena.game.v1 import record_pb2
-from referee.codec.common import game_description, option_value, options_from_wire
+from referee.codec.common import game_description, option_value
 from referee.games.api import RulesError
-from referee.games.registry import STATE_CLASSES, game_types, make_game
+from referee.games.registry import STATE_CLASSES, game_from_settings, game_types
 
 log = logging.getLogger("arena.service")
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -290,11 +290,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             fields.options(config.settings.options),
         )
         try:
-            game = make_game(
-                config.settings.game,
-                config.settings.num_seats,
-                options_from_wire(config.settings.options),
-            )
+            game = game_from_settings(config.settings)
         except (RulesError, ValueError) as error:
             await _abort(
                 context, grpc.StatusCode.INVALID_ARGUMENT, f"settings: {fields.clipped(str(error))}"

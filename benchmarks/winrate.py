@@ -15,10 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.codec import MalformedActionError, codec_for
+from referee.codec import MalformedActionError
 from referee.codec.common import game_settings
 from referee.codec.requests import choose_action_request
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from referee.match import Fault, FaultKind, FaultPolicy, Match
 from sample_bots.serve import BOTS
 

@@ -27,12 +27,20 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from arena.matchmaking import Entrant, PlannedMatch
-from arena.ratings import INITIAL_MU, INITIAL_SIGMA, Rating, rate, set_ranks
+from arena.ratings import (
+    DISPLAY_SQL,
+    INITIAL_MU,
+    INITIAL_SIGMA,
+    Rating,
+    displayed_rating,
+    rate,
+    set_ranks,
+)
 from arena.store.coordination import holds_lease
 from arena.store.db import Database, Tx
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
-from referee.codec.record import fault_name, summaries_of
+from referee.codec.summaries import fault_name, summaries_of
 
 HOUSE_RANDOM = "house:random"
 """Seat value for the arena's own random bot (validation matches)."""
@@ -783,7 +791,7 @@ class Store:
         those come back: what a pool catching up reads)."""
         with self.db.transaction() as tx:
             rows = tx.all(
-                "SELECT e.bot_id, e.mu - 3 * e.sigma, e.sigma, e.scheduled, b.owner_id, "
+                f"SELECT e.bot_id, {DISPLAY_SQL}, e.sigma, e.scheduled, b.owner_id, "
                 "b.address_key FROM entries e "
                 "JOIN bots b ON b.bot_id = e.bot_id WHERE e.ladder_id = ? AND b.state = 'active'"
                 + (" AND e.changed_us >= ?" if changed_since_us else ""),
@@ -831,7 +839,9 @@ class Store:
             )
             in_flight = self._in_flight(tx, ladder_id) if rows else Counter()
         active = [
-            Entrant(bot, mu - 3 * sigma, sigma, scheduled + in_flight[bot], owner, address)
+            Entrant(
+                bot, displayed_rating(mu, sigma), sigma, scheduled + in_flight[bot], owner, address
+            )
             for bot, state, mu, sigma, scheduled, owner, address in rows
             if state == "active" and mu is not None
         ]
@@ -855,14 +865,14 @@ class Store:
                 f"SELECT e.mu, e.sigma, e.matches, e.first_places, e.moves_played, e.faults, "
                 f"{_BOT_COLUMNS} FROM entries e JOIN bots b ON b.bot_id = e.bot_id "
                 "JOIN owners o ON o.owner_id = b.owner_id WHERE e.ladder_id = ? "
-                f"ORDER BY e.mu - 3 * e.sigma DESC, e.bot_id{page}",
+                f"ORDER BY {DISPLAY_SQL} DESC, e.bot_id{page}",
                 (ladder_id,),
             )
         return [
             arena_service_pb2.Standing(
                 position=position,
                 bot=BotRow(*r[6:15]).to_proto(),
-                rating=r[0] - 3 * r[1],
+                rating=displayed_rating(r[0], r[1]),
                 mu=r[0],
                 sigma=r[1],
                 matches=r[2],
@@ -1623,7 +1633,7 @@ class Store:
                     arena_service_pb2.RatingPoint(
                         ladder_id=ladder_id,
                         match_id=match_id,
-                        rating=mu - 3 * sigma,
+                        rating=displayed_rating(mu, sigma),
                         mu=mu,
                         sigma=sigma,
                         at_us=at,
