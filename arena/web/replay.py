@@ -8,19 +8,29 @@ which carry public information alone. The JSON shape is documented in ``docs/rep
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from arena.web.frames import TABLES
 from arena.web.frames.common import CardNamer, Json
 from arena.web.frames.live import LiveTable, frames_for_events
-from cardarena.game.v1 import record_pb2
+from cardarena.arena.v1 import arena_service_pb2
+from cardarena.game.v1 import options_pb2, record_pb2
 from referee.codec import MalformedActionError, codec_for
 from referee.codec.common import options_from_wire
 from referee.codec.record import fault_name
 from referee.games.api import Game, RulesError, State
 from referee.games.registry import make_game
 
-__all__ = ["FRAMES_VERSION", "LiveTable", "ReplayError", "frames_for_events", "frames_for_record"]
+__all__ = [
+    "FRAMES_VERSION",
+    "LiveFeed",
+    "LiveTable",
+    "ReplayError",
+    "frames_for_events",
+    "frames_for_record",
+]
 
 FRAMES_VERSION = 1
 """The version of the frames JSON (``docs/replay-frames.md``); bumped on a breaking change."""
@@ -150,3 +160,45 @@ def frames_for_record(record: record_pb2.MatchRecord) -> dict[str, Any]:
         "start": start,
         "frames": frames,
     }
+
+
+def sse_message(message: Json) -> str:
+    """One server-sent event carrying ``message`` as JSON (the ``data:`` line and a blank)."""
+    return f"data: {json.dumps(message, separators=(',', ':'))}\n\n"
+
+
+class LiveFeed:
+    """The messages of a live table's event stream (what ``mount(..., {live: true})`` reads).
+
+    ``start()`` is a ``document`` message with the frames so far; each watched move gives a
+    ``frame`` message; the end of the match gives a ``document`` with the whole replay
+    (``frames_for_record`` of the finished record, hands face up at last) and an ``end``.
+    Each is a JSON object; ``sse_message`` frames it for a ``text/event-stream`` response.
+    """
+
+    def __init__(
+        self, settings: options_pb2.GameSettings, seats: Sequence[Json] = (), match_id: str = ""
+    ) -> None:
+        self.table = LiveTable(settings, seats)
+        self.match_id = match_id
+
+    def start(self) -> Json:
+        """The frames so far (sent first, and again to a client that reconnects)."""
+        return {"type": "document", "document": self.table.document(self.match_id)}
+
+    def on_response(self, response: arena_service_pb2.WatchMatchResponse) -> list[Json]:
+        """The messages for one ``WatchMatch`` response."""
+        if response.HasField("move"):
+            return [{"type": "frame", "frame": self.table.add(response.move)}]
+        if response.HasField("finished"):
+            try:
+                replay = frames_for_record(response.finished)
+            except ReplayError as error:
+                return [{"type": "end", "reason": str(error)}]
+            return [{"type": "document", "document": replay}, {"type": "end", "reason": ""}]
+        return []
+
+    @staticmethod
+    def end(reason: str) -> Json:
+        """The stream stops without a record (the match was withheld, aborted, or lost)."""
+        return {"type": "end", "reason": reason}
