@@ -160,6 +160,12 @@ def table_cards(table: dict[str, object]) -> list[str]:
     return cards_in(json.dumps(table).replace('"', " "))
 
 
+def hand_size(state: State, seat: int) -> int:
+    """How many cards ``seat`` holds, from its own observation (every game shows its size)."""
+    hand = state.observe(seat).hand
+    return hand.bit_count() if isinstance(hand, int) else len(hand)
+
+
 class Spectator:
     """Watches a match as the arena's spectators do, checking each live frame as it comes."""
 
@@ -168,6 +174,7 @@ class Spectator:
         self.namer = namer
         self.events: list[arena_service_pb2.MoveEvent] = []
         self.cards_shown = 0
+        self.counted = 0
 
     def on_move(self, match: Match, move: MoveLog) -> None:
         event = public_move_event(match, move, len(self.events))
@@ -178,7 +185,11 @@ class Spectator:
         cards = table_cards(frame["table"])
         leaked = set(cards) & hidden_names(match.state, self.namer)
         assert not leaked, f"move {move.index} ({event.description}) shows {leaked}"
-        assert all(seat["hand"] is None for seat in frame["table"]["seats"])
+        for seat, drawn in enumerate(frame["table"]["seats"]):
+            assert drawn["hand"] is None
+            if drawn["count"] is not None:  # a size the table says must be the real one
+                assert drawn["count"] == hand_size(match.state, seat), f"move {move.index}"
+                self.counted += 1
         assert frame["table"]["totals"] == list(event.scores)
         self.cards_shown += len(cards)
 
@@ -197,4 +208,5 @@ def test_a_live_table_never_shows_a_card_hidden_from_spectators(
         assert len(replay["frames"]) == len(spectator.events) and replay["live"]
         assert replay["frames"][-1]["table"]["totals"] == list(match.state.scores_so_far())
         shown += spectator.cards_shown
+        assert spectator.counted or name == "mau-mau", "no hand size was shown"
     assert shown, "the live table never showed a card: the test would prove nothing"

@@ -63,6 +63,8 @@ class _Hand:
     melds: list[Json] = field(default_factory=list)
     pile_top: str | None = None
     announced: str | None = None
+    started: bool = False
+    """Whether a move of this hand was seen (before that, the match may have ended instead)."""
     made: bool = False
     """Klaberjass: a maker is known (so the completion deal gave each seat 9 cards)."""
 
@@ -97,6 +99,8 @@ class LiveTable:
     def _dealt(self) -> int | None:
         """How many cards each seat was dealt this hand, when the rules make it public."""
         hand = self._hand
+        if not hand.started:
+            return None
         if self.game == "oh-hell":
             index = hand.number - 1
             return self._schedule[index] if index < len(self._schedule) else None
@@ -105,6 +109,10 @@ class LiveTable:
         if self.game == "klaberjass":
             return 9 if hand.made or hand.plays else 6
         if self.game == "pinochle":
+            if not hand.trick and 0 < hand.tricks <= 12:
+                # Between a trick and the draws: whether they happened yet depends on whether
+                # the winner has a meld turn, which spectators must not learn.
+                return None
             return 12 + min(hand.tricks, 12)  # a draw after each of the first 12 tricks
         return None  # Mau-Mau: draws and penalties make hand sizes a matter of counting
 
@@ -124,7 +132,9 @@ class LiveTable:
         text = event.description[:200]
         scores = [int(s) for s in event.scores]
         self._apply(event.seat, text)
-        hand_over = self._hand_over(text, scores != self._scores)
+        # The first event's scores are the baseline: a deal may score before any move (a
+        # Pinochle turn-up Ten), and no hand ends at its first move.
+        hand_over = self._hand_over(text, bool(self.frames) and scores != self._scores)
         self._scores = scores
         if hand_over:
             self._hand = self._new_hand(self._hand.number + 1)
@@ -159,6 +169,7 @@ class LiveTable:
 
     def _apply(self, seat: int, text: str) -> None:
         hand = self._hand
+        hand.started = True
         cards = cards_in(text)
         if text.startswith("play ") and cards and self.game in TRICK_GAMES:
             if not hand.trick:

@@ -16,6 +16,7 @@ from arena.web.frames.common import (
 )
 from referee.games.bits import set_bits
 from referee.games.mau_mau import MauMauObservation
+from referee.games.mau_mau.rules import FINE
 
 PILE_SHOWN = 5
 """How many of the pile's top cards are drawn (the top one is the card to match)."""
@@ -51,7 +52,8 @@ def seat_tags(view: MauMauObservation, seat: int) -> list[str]:
     """What everyone knows of a seat: dealer, fines, a bar."""
     tags = ["dealer"] if seat == view.table.dealer else []
     if view.fines[seat]:
-        tags.append(f"fined {view.fines[seat]}")
+        count = view.fines[seat]
+        tags.append(f"{plural(count, 'fine')} ({FINE * count})")
     if view.barred[seat]:
         tags.append("barred")
     return tags

@@ -14,7 +14,7 @@ export function el(tag, attributes = {}, ...children) {
     else if (key === "text") node.textContent = value;
     else node.setAttribute(key, value === true ? "" : value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined) continue;
     node.append(typeof child === "string" ? document.createTextNode(child) : child);
   }

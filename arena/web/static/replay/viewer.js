@@ -49,7 +49,8 @@ export function mount(element, framesUrl, { live = false } = {}) {
   const moveLine = el("p", { class: "ca-move", "aria-live": "polite" });
   const slider = el("input", { type: "range", min: "0", max: "0", value: "0", step: "1", "aria-label": "Move" });
   const counter = el("span", { class: "ca-counter", "aria-hidden": "true" });
-  const playButton = button("Play", "▶", () => (timer ? pause() : play()));
+  const playButton = button("Play", "Play", () => (timer ? pause() : play()));
+  playButton.classList.add("ca-play-button");
   const speedSelect = el(
     "select",
     { "aria-label": "Speed" },
@@ -58,11 +59,11 @@ export function mount(element, framesUrl, { live = false } = {}) {
   const controls = el(
     "div",
     { class: "ca-controls", role: "group", "aria-label": "Replay controls" },
-    button("First move", "⏮", () => goTo(0)),
+    button("First move", "|◀", () => goTo(0)),
     button("Previous move", "◀", () => goTo(position - 1)),
     playButton,
-    button("Next move", "▶︎|", () => goTo(position + 1)),
-    button("Last move", "⏭", () => goTo(count() - 1)),
+    button("Next move", "▶", () => goTo(position + 1)),
+    button("Last move", "▶|", () => goTo(count() - 1)),
     slider,
     counter,
     speedSelect,
@@ -153,7 +154,7 @@ export function mount(element, framesUrl, { live = false } = {}) {
       if (position < count() - 1) goTo(position + 1);
       else if (!live || ended) pause();
     }, speed);
-    playButton.textContent = "⏸";
+    playButton.textContent = "Pause";
     playButton.setAttribute("aria-label", "Pause");
     playButton.title = "Pause";
     draw();
@@ -162,7 +163,7 @@ export function mount(element, framesUrl, { live = false } = {}) {
   function pause() {
     clearInterval(timer);
     timer = null;
-    playButton.textContent = "▶";
+    playButton.textContent = "Play";
     playButton.setAttribute("aria-label", "Play");
     playButton.title = "Play";
   }
