@@ -81,7 +81,8 @@ class Site:
 
     def __init__(self) -> None:
         self.documents: dict[str, Json] = {}
-        self.streams: dict[str, queue.Queue[Json | None]] = {}
+        self.streams: dict[str, queue.Queue[Json | str | None]] = {}
+        """Messages to send: JSON for a ``LiveFeed`` message, text for a raw event."""
 
 
 def handler_for(site: Site) -> type[BaseHTTPRequestHandler]:
@@ -114,13 +115,14 @@ def handler_for(site: Site) -> type[BaseHTTPRequestHandler]:
             else:
                 self.send(b"not found", "text/plain", 404)
 
-        def stream(self, messages: queue.Queue[Json | None]) -> None:
+        def stream(self, messages: queue.Queue[Json | str | None]) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-store")
             self.end_headers()
             while (message := messages.get(timeout=120)) is not None:
-                self.wfile.write(sse_message(message).encode())
+                raw = message if isinstance(message, str) else sse_message(message)
+                self.wfile.write(raw.encode())
                 self.wfile.flush()
 
     return Handler
@@ -294,7 +296,7 @@ def test_a_live_table_never_holds_a_hidden_card_in_any_update(
     match = played_match(name, seats, options, 8, on_move=recorder.on_move)
     record = record_of(match, seats)
     feed = LiveFeed(game_settings(game), match_id=record.match_id)
-    stream: queue.Queue[Json | None] = queue.Queue()
+    stream: queue.Queue[Json | str | None] = queue.Queue()
     content.streams[name] = stream
     stream.put(feed.start())
     page = open_viewer(browser, url, f"/live/{name}", live=True)
@@ -331,5 +333,55 @@ def test_a_live_table_never_holds_a_hidden_card_in_any_update(
     page.evaluate("window.viewer.goTo(0)")  # the deal, every hand face up now
     dealt = frames_for_record(record)["start"]["seats"]
     assert page.locator(".ca-seat [data-card]").count() == sum(len(s["hand"]) for s in dealt)
+    assert not page.errors
+    page.close()
+
+
+def bare_event(kind: str, data: Json) -> str:
+    """A named server-sent event: the bare watch events a web app may relay as they come."""
+    return f"event: {kind}\ndata: {json.dumps(data)}\n\n"
+
+
+def test_a_stream_of_bare_watch_events_shows_moves_then_the_replay(
+    site: tuple[Site, str], browser: Any
+) -> None:
+    """Named ``move``/``finished`` events (MoveEvent's fields, then where the replay is): the
+    viewer shows each move and the scores with every hand hidden, then loads the replay."""
+    content, url = site
+    name, seats = "oh-hell", 3
+    game = make_game(name, seats)
+    recorder = Recorder(namer_for(game))
+    match = played_match(name, seats, {}, 12, on_move=recorder.on_move)
+    record = record_of(match, seats)
+    content.documents["bare"] = frames_for_record(record)
+    stream: queue.Queue[Json | str | None] = queue.Queue()
+    content.streams["bare"] = stream
+    for event in recorder.events:
+        fields = {
+            "type": "move",
+            "index": event.index,
+            "seat": event.seat,
+            "description": event.description,
+            "defaulted": event.defaulted,
+            "scores": list(event.scores),
+        }
+        stream.put(bare_event("move", fields))
+    page = open_viewer(browser, url, "/live/bare", live=True)
+    page.wait_for_selector(f".ca-replay[data-count='{len(recorder.events)}']", timeout=60_000)
+    last = recorder.events[-1]
+    assert displayed_totals(page) == list(last.scores)
+    assert page.locator(".ca-move-text").inner_text().startswith(f"Move {last.index + 1} ")
+    snapshots = page.evaluate("window.snapshots")
+    assert not any(s["cards"] for s in snapshots if s["live"] == "true"), "a card while live"
+    finished = {
+        "type": "finished",
+        "status": "MATCH_STATUS_COMPLETED",
+        "frames_url": "/frames/bare",
+    }
+    stream.put(bare_event("finished", finished))
+    stream.put(None)
+    page.wait_for_selector(".ca-replay[data-live=false]")
+    assert page.locator(".ca-replay").get_attribute("data-count") == str(len(record.moves) + 1)
+    assert displayed_totals(page) == list(record.outcome.scores)
     assert not page.errors
     page.close()

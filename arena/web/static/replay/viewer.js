@@ -23,6 +23,60 @@ function addStyles() {
   document.head.append(el("link", { rel: "stylesheet", href }));
 }
 
+function parseJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** A live document for a stream of bare watch events: only seats and scores are known. */
+function bareDocument(numSeats) {
+  return {
+    version: 1,
+    live: true,
+    match_id: "",
+    game: "",
+    title: "Live match",
+    num_seats: numSeats,
+    options: {},
+    seats: Array.from({ length: numSeats }, (_, seat) => ({ seat, name: "", version: "" })),
+    status: "in_progress",
+    status_detail: "",
+    forfeited_seat: null,
+    outcome: null,
+    start: null,
+    frames: [],
+  };
+}
+
+/** A frame for one bare MoveEvent: the move, the scores, every hand hidden. */
+function bareFrame(index, move) {
+  return {
+    index,
+    seat: Number(move.seat) || 0,
+    move: String(move.description || ""),
+    time_ms: null,
+    time_bank_ms: null,
+    fault: move.defaulted ? { kind: "defaulted", detail: "the referee played this move after a fault" } : null,
+    table: {
+      heading: "Live",
+      dealer: null,
+      to_act: null,
+      seats: move.scores.map(() => ({ hand: null, count: null, tags: [] })),
+      facts: [],
+      trick: null,
+      last_trick: null,
+      melds: [],
+      calls: [],
+      pile: null,
+      sheet: [],
+      totals: move.scores.map(Number),
+    },
+  };
+}
+
 function button(label, text, onClick) {
   const node = el("button", { type: "button", "aria-label": label, title: label, text });
   node.addEventListener("click", onClick);
@@ -205,12 +259,8 @@ export function mount(element, framesUrl, { live = false } = {}) {
   if (live) {
     source = new EventSource(framesUrl);
     source.onmessage = (event) => {
-      let message;
-      try {
-        message = JSON.parse(event.data);
-      } catch {
-        return;
-      }
+      const message = parseJson(event.data);
+      if (!message) return;
       if (message.type === "document") showDocument(message.document);
       else if (message.type === "frame" && doc) {
         const following = position >= count() - 1;
@@ -224,6 +274,31 @@ export function mount(element, framesUrl, { live = false } = {}) {
         if (message.reason) status.textContent += ` · ${message.reason}`;
       }
     };
+    // A stream of bare watch events (named "move" and "finished" events, the fields of
+    // MoveEvent) has no tables: the viewer then shows each move, the scores and backs, and
+    // loads the replay from the finished event's frames_url.
+    source.addEventListener("move", (event) => {
+      const move = parseJson(event.data);
+      if (!move || !Array.isArray(move.scores)) return;
+      if (!doc) showDocument(bareDocument(move.scores.length));
+      const following = position >= count() - 1;
+      doc.frames.push(bareFrame(doc.frames.length, move));
+      if (following) position = count() - 1;
+      draw();
+    });
+    source.addEventListener("finished", (event) => {
+      const finished = parseJson(event.data) || {};
+      ended = true;
+      source.close();
+      root.dataset.ended = "true";
+      if (!finished.frames_url) return;
+      fetch(finished.frames_url, { headers: { Accept: "application/json" } })
+        .then((response) => (response.ok ? response.json() : Promise.reject(new Error(`${response.status}`))))
+        .then((replay) => showDocument(replay))
+        .catch(() => {
+          status.textContent = `${finished.status_detail || "The match ended"}; its replay is not available.`;
+        });
+    });
     source.onerror = () => {
       if (!ended) status.textContent = doc ? `${status.textContent.split(" · reconnecting")[0]} · reconnecting…` : "Connecting…";
     };
