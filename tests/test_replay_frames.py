@@ -9,8 +9,14 @@ from collections.abc import Callable
 import pytest
 
 from arena.web.frames.common import CardNamer
-from arena.web.frames.live import LiveTable, cards_in
-from arena.web.replay import ReplayError, frames_for_events, frames_for_record, namer_for
+from arena.web.frames.live import LiveError, LiveTable, cards_in
+from arena.web.replay import (
+    ReplayError,
+    draw_table,
+    frames_for_events,
+    frames_for_record,
+    namer_for,
+)
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import record_pb2
 from referee.codec import codec_for
@@ -175,6 +181,7 @@ class Spectator:
         self.events: list[arena_service_pb2.MoveEvent] = []
         self.cards_shown = 0
         self.counted = 0
+        self.winners = 0
 
     def on_move(self, match: Match, move: MoveLog) -> None:
         event = public_move_event(match, move, len(self.events))
@@ -192,6 +199,10 @@ class Spectator:
                 self.counted += 1
         assert frame["table"]["totals"] == list(event.scores)
         self.cards_shown += len(cards)
+        last = frame["table"]["last_trick"]
+        if last is not None and last["winner"] is not None:
+            assert last == draw_table(match.state, self.namer)["last_trick"], f"move {move.index}"
+            self.winners += 1
 
 
 @pytest.mark.parametrize(("name", "seats", "options"), GAMES)
@@ -209,4 +220,52 @@ def test_a_live_table_never_shows_a_card_hidden_from_spectators(
         assert replay["frames"][-1]["table"]["totals"] == list(match.state.scores_so_far())
         shown += spectator.cards_shown
         assert spectator.counted or name == "mau-mau", "no hand size was shown"
+        assert spectator.winners or name == "mau-mau", "no trick's winner was shown"
     assert shown, "the live table never showed a card: the test would prove nothing"
+
+
+def test_a_voided_or_aborted_match_shows_what_was_played_and_no_outcome() -> None:
+    game = make_game("king", 4)
+    voided = Match(game, 3)
+    voided.void("seat 2 was unreachable at the start")
+    replay = frames_for_record(record_of(voided, 4))
+    assert replay["frames"] == [] and replay["outcome"] is None and replay["status"] == "voided"
+    assert all(len(seat["hand"]) == 13 for seat in replay["start"]["seats"])
+    aborted = Match(game, 3)
+    for _ in range(10):
+        aborted.play(aborted.legal_actions()[0], 1000)
+    aborted.abort("the referee shut down")
+    replay = frames_for_record(record_of(aborted, 4))
+    assert len(replay["frames"]) == 10 and replay["outcome"] is None
+    assert replay["status"] == "aborted" and "shut down" in replay["status_detail"]
+
+
+def test_a_live_table_refuses_settings_and_events_that_do_not_fit() -> None:
+    settings = game_settings(make_game("oh-hell", 4))
+    live = LiveTable(settings)
+    with pytest.raises(LiveError, match="4-seat"):
+        live.add(arena_service_pb2.MoveEvent(seat=4, description="bid 1", scores=[0] * 4))
+    with pytest.raises(LiveError, match="4-seat"):
+        live.add(arena_service_pb2.MoveEvent(seat=0, description="bid 1", scores=[0] * 3))
+    long = live.add(arena_service_pb2.MoveEvent(seat=0, description="x" * 10_000, scores=[0] * 4))
+    assert len(long["move"]) == 200
+    settings.game = "chess"
+    with pytest.raises(LiveError, match="unknown game"):
+        LiveTable(settings)
+
+
+@pytest.mark.parametrize(
+    ("text", "cards"),
+    [
+        ("play 10H", ["TH"]),
+        ("play TH", ["TH"]),
+        ("play KS and announce bella", ["KS"]),
+        ("meld royal marriage KH#0 QH#1", ["KH#0", "QH#1"]),
+        ("discard JC JH announcing spades", ["JC", "JH"]),
+        ("declare a sequence of 4 to the K", []),
+        ("exchange the 7 of trumps for the turn-up", []),
+        ("bid 2", []),
+    ],
+)
+def test_cards_are_read_from_descriptions(text: str, cards: list[str]) -> None:
+    assert cards_in(text) == cards

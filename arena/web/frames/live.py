@@ -170,6 +170,10 @@ class LiveTable:
     def _apply(self, seat: int, text: str) -> None:
         hand = self._hand
         hand.started = True
+        last = hand.last_trick
+        if last is not None and last["winner"] is None and not hand.trick:
+            # Within a hand the winner of a trick acts next (leads, or melds first).
+            hand.last_trick = {**last, "winner": seat}
         cards = cards_in(text)
         if text.startswith("play ") and cards and self.game in TRICK_GAMES:
             if not hand.trick:
