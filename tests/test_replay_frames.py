@@ -7,6 +7,7 @@ import random
 from collections.abc import Callable
 
 import pytest
+from google.protobuf.message import DecodeError
 
 from arena.web.frames.common import CardNamer
 from arena.web.frames.live import LiveError, LiveTable, cards_in
@@ -269,3 +270,32 @@ def test_a_live_table_refuses_settings_and_events_that_do_not_fit() -> None:
 )
 def test_cards_are_read_from_descriptions(text: str, cards: list[str]) -> None:
     assert cards_in(text) == cards
+
+
+@pytest.mark.parametrize(("name", "seats", "options"), GAMES[::2])
+def test_a_mangled_record_is_drawn_or_refused_never_crashes(
+    name: str, seats: int, options: dict[str, object]
+) -> None:
+    """Moves whose actions are other well-formed protobuf messages (random bytes that parse)."""
+    original = record_for(name, seats, options, 1)
+    rng = random.Random(7)
+    refused = 0
+    for _ in range(60):
+        record = record_pb2.MatchRecord()
+        record.CopyFrom(original)
+        move = record.moves[rng.randrange(len(record.moves))]
+        raw = bytearray(move.action.SerializeToString())
+        for _ in range(rng.randrange(1, 4)):
+            if raw:
+                raw[rng.randrange(len(raw))] = rng.randrange(256)
+        try:
+            move.action.Clear()
+            move.action.MergeFromString(bytes(raw))
+        except DecodeError:  # not a message at all: nothing to replay
+            continue
+        try:
+            frames_for_record(record)
+        except ReplayError as error:
+            assert "\n" not in str(error)
+            refused += 1
+    assert refused, "no mangled record was refused: the test would prove nothing"
