@@ -53,7 +53,10 @@ CASES = [
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1"><title>Replay</title></head>
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>Replay</title>
+<style>/* a page's own styles, as the arena's pages have */
+th { background: #eef1ed; color: #5e6b66; } dt { color: #5e6b66; } td { color: #1d2321; }
+</style></head>
 <body><main id="replay"></main>
 <script type="module">
 import { mount } from "/static/replay/viewer.js";
@@ -254,6 +257,10 @@ def test_the_viewer_fits_a_phone_and_a_wide_screen(
                 "document.documentElement.scrollWidth - document.documentElement.clientWidth"
             )
             assert overflow <= 0, f"{name} at {width} px scrolls sideways by {overflow} px"
+        colours = page.locator(".ca-sheet th, .ca-sheet td, .ca-facts dt").evaluate_all(
+            "nodes => nodes.map(node => getComputedStyle(node).color)"
+        )
+        assert set(colours) == {"rgb(255, 255, 255)"}, "the page's styles show through"
         labels = page.locator(".ca-controls button").evaluate_all(
             "nodes => nodes.map(node => node.getAttribute('aria-label'))"
         )
