@@ -22,7 +22,11 @@ from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2
 from referee.codec.common import options_from_wire
 from referee.games.api import RulesError
+from referee.games.king.rules import NUM_TRICKS as KING_TRICKS
+from referee.games.klaberjass.rules import TRICKS as KLABERJASS_TRICKS
 from referee.games.oh_hell.rules import hand_sizes
+from referee.games.pinochle.rules import HAND_SIZE as PINOCHLE_HAND
+from referee.games.pinochle.rules import TRICKS_PER_HAND as PINOCHLE_TRICKS
 from referee.games.registry import make_game
 
 MAX_LIVE_EVENTS = 100_000
@@ -35,6 +39,12 @@ _SUIT_WORDS = {"clubs": "C", "diamonds": "D", "hearts": "H", "spades": "S"}
 
 TRICK_GAMES = {"oh-hell", "king", "klaberjass", "pinochle"}
 """Games played in tricks of one card per seat."""
+
+KLABERJASS_FIRST_DEAL = 6
+"""Klaberjass deals 3 + 3 cards before the bidding, the rest of the 9 once a maker is known."""
+
+PINOCHLE_STOCK_TRICKS = PINOCHLE_HAND
+"""Pinochle's tricks with a draw after them: the 24-card stock lasts 12 tricks."""
 
 
 class LiveError(ValueError):
@@ -105,23 +115,28 @@ class LiveTable:
             index = hand.number - 1
             return self._schedule[index] if index < len(self._schedule) else None
         if self.game == "king":
-            return 13
+            return KING_TRICKS
         if self.game == "klaberjass":
-            return 9 if hand.made or hand.plays else 6
+            return KLABERJASS_TRICKS if hand.made or hand.plays else KLABERJASS_FIRST_DEAL
         if self.game == "pinochle":
-            if not hand.trick and 0 < hand.tricks <= 12:
+            if not hand.trick and 0 < hand.tricks <= PINOCHLE_STOCK_TRICKS:
                 # Between a trick and the draws: whether they happened yet depends on whether
                 # the winner has a meld turn, which spectators must not learn.
                 return None
-            return 12 + min(hand.tricks, 12)  # a draw after each of the first 12 tricks
+            return PINOCHLE_HAND + min(hand.tricks, PINOCHLE_STOCK_TRICKS)  # a draw each
         return None  # Mau-Mau: draws and penalties make hand sizes a matter of counting
 
     def _plays_per_hand(self) -> int | None:
-        dealt = {"king": 13, "klaberjass": 9, "pinochle": 24}.get(self.game)
-        if self.game == "oh-hell":
+        """How many cards this hand's tricks take (one per seat per trick), if known."""
+        tricks = {
+            "king": KING_TRICKS,
+            "klaberjass": KLABERJASS_TRICKS,
+            "pinochle": PINOCHLE_TRICKS,
+        }.get(self.game)
+        if self.game == "oh-hell":  # as many tricks as cards in each hand
             index = self._hand.number - 1
-            dealt = self._schedule[index] if index < len(self._schedule) else None
-        return None if dealt is None else dealt * self.num_seats
+            tricks = self._schedule[index] if index < len(self._schedule) else None
+        return None if tricks is None else tricks * self.num_seats
 
     def add(self, event: arena_service_pb2.MoveEvent) -> Json:
         """The frame of one more move event; raises ``LiveError`` on an event out of place."""
