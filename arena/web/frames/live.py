@@ -40,6 +40,9 @@ _SUIT_WORDS = {"clubs": "C", "diamonds": "D", "hearts": "H", "spades": "S"}
 TRICK_GAMES = {"oh-hell", "king", "klaberjass", "pinochle"}
 """Games played in tricks of one card per seat."""
 
+LIVE_CALLS_SHOWN = 12
+"""A live table lists this hand's latest calls only (a Mau-Mau deal can draw hundreds)."""
+
 KLABERJASS_FIRST_DEAL = 6
 """Klaberjass deals 3 + 3 cards before the bidding, the rest of the 9 once a maker is known."""
 
@@ -243,7 +246,7 @@ class LiveTable:
             "trick": trick,
             "last_trick": hand.last_trick,
             "melds": list(hand.melds),
-            "calls": list(hand.calls),
+            "calls": hand.calls[-LIVE_CALLS_SHOWN:],
             "pile": pile,
             "sheet": [],
             "totals": list(self._scores),
