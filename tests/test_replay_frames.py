@@ -20,12 +20,11 @@ from arena.web.replay import (
 )
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import record_pb2
-from referee.codec import codec_for
 from referee.codec.common import game_settings
 from referee.codec.record import match_record
 from referee.codec.watch import public_move_event
 from referee.games.api import State
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from referee.match import Fault, FaultKind, FaultPolicy, Match, MatchStatus, MoveLog
 
 GAMES = [

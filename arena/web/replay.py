@@ -17,11 +17,11 @@ from arena.web.frames.common import CardNamer, Json
 from arena.web.frames.live import LiveTable, frames_for_events
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
-from referee.codec import MalformedActionError, codec_for
+from referee.codec import MalformedActionError
 from referee.codec.common import options_from_wire
 from referee.codec.record import fault_name
 from referee.games.api import Game, RulesError, State
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 
 __all__ = [
     "FRAMES_VERSION",
