@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena.cli_args import count, positive
 from arena.local_bots import start_many, stop_bot
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
@@ -178,11 +179,11 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     play.add_argument("--game", required=True, choices=sorted(STATE_CLASSES))
     play.add_argument("--bot", required=True, help="NAME=host:port of your bot")
     play.add_argument("--vs", default="heuristic", help="opponent: random, heuristic, search…")
-    play.add_argument("--games", type=int, default=20)
-    play.add_argument("--seats", type=int, default=0, help="default: the game's fewest seats")
+    play.add_argument("--games", type=positive, default=20)
+    play.add_argument("--seats", type=count, default=0, help="default: the game's fewest seats")
     play.add_argument("--seed", type=int, default=1)
-    play.add_argument("--parallel", type=int, default=4, help="matches at once")
-    play.add_argument("--move-time-ms", type=int, default=1000)
-    play.add_argument("--time-bank-ms", type=int, default=10_000)
+    play.add_argument("--parallel", type=positive, default=4, help="matches at once")
+    play.add_argument("--move-time-ms", type=positive, default=1000)
+    play.add_argument("--time-bank-ms", type=count, default=10_000)
     play.add_argument("--records", type=Path, default=Path("arena-records"))
     play.set_defaults(run=cmd_play)
