@@ -22,6 +22,7 @@ from rich.table import Table
 
 from arena.cli_args import count, positive
 from arena.local_bots import start_many, stop_bot
+from arena.render import STATUS_NAMES, literal
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
 from referee.bot_client import BotPool
@@ -80,11 +81,30 @@ def cmd_play(args: argparse.Namespace) -> int:
         if m.seat == seat and m.fault
     )
     console.print(f"match records: {args.records}/  (arena record FILE --moves; arena replay FILE)")
+    unfinished = unfinished_matches([record for record, _ in mine])
+    for line in unfinished:
+        console.print(literal(line, "red"))
     if faults:
         console.print(f"[red]{name} faulted {sum(faults.values())} time(s):[/] {dict(faults)}")
+    if faults or unfinished:
         return 1
     console.print(f"[green]{name} played {len(mine)} matches without a fault[/]")
     return 0
+
+
+def unfinished_matches(records: list[record_pb2.MatchRecord]) -> list[str]:
+    """One line per way matches failed to finish (voided, aborted: a bot unreachable at the
+    start, say), with how many did; empty when every match was played to its end."""
+    reasons = Counter(
+        f"{STATUS_NAMES.get(record.status, 'unknown')}: {record.status_detail or 'no detail'}"
+        for record in records
+        if record.status
+        not in (record_pb2.MATCH_STATUS_COMPLETED, record_pb2.MATCH_STATUS_FORFEITED)
+    )
+    return [
+        f"{times} of {len(records)} matches not played: {reason}"
+        for reason, times in sorted(reasons.items())
+    ]
 
 
 def _play_all(
