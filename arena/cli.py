@@ -16,6 +16,7 @@ from arena.cli_args import OneLineParser, count, parse_options, positive
 from arena.cli_matches import add_commands as add_match_commands
 from arena.cli_service import add_commands
 from arena.demo import cmd_demo
+from arena.local_bots import stops_started_on_signal
 from arena.play import add_command as add_play_command
 from arena.render import games_table, moves_table, result_table
 from botkit.tls import ClientTls, TlsConfigError
@@ -213,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="keep the database and log here (default: a temporary folder)",
     )
-    demo.set_defaults(run=cmd_demo)
+    demo.set_defaults(run=stops_started_on_signal(cmd_demo))  # SIGTERM stops what it started
     return parser
 
 

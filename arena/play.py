@@ -21,7 +21,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.cli_args import count, positive
-from arena.local_bots import start_many, stop_bot
+from arena.local_bots import (
+    STOP_SIGNALS,
+    start_many,
+    stop_bot,
+    stops_started_on_signal,
+    terminate_started,
+)
 from arena.render import STATUS_NAMES, literal
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
@@ -146,13 +152,30 @@ def _play_all(
 
             try:
                 async with trio.open_nursery() as nursery:
-                    for index in range(args.games):
-                        nursery.start_soon(one, index)
+                    nursery.start_soon(_cancel_on_signal, nursery.cancel_scope, signalled)
+                    async with trio.open_nursery() as matches:
+                        for index in range(args.games):
+                            matches.start_soon(one, index)
+                    nursery.cancel_scope.cancel()  # all played: stop listening for signals
             finally:
                 await pool.close()
 
+    signalled: list[int] = []
     aio_bridge.run(main)
+    if signalled:  # stopped by SIGTERM/SIGHUP: as Ctrl-C, once the matches are cancelled
+        raise KeyboardInterrupt
     return sorted(results, key=lambda item: item[0].match_id)
+
+
+async def _cancel_on_signal(scope: trio.CancelScope, signalled: list[int]) -> None:
+    """On SIGTERM or SIGHUP: stop the opponents, note the signal, cancel ``scope`` (the
+    matches). Trio's own receiver, so the cancellation is clean; the rest waits for it."""
+    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        async for signum in signals:
+            terminate_started()
+            signalled.append(signum)
+            scope.cancel()
+            return
 
 
 def _results_table(name: str, kind: str, mine: list[tuple[record_pb2.MatchRecord, int]]) -> Table:
@@ -206,4 +229,4 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     play.add_argument("--move-time-ms", type=positive, default=1000)
     play.add_argument("--time-bank-ms", type=count, default=10_000)
     play.add_argument("--records", type=Path, default=Path("arena-records"))
-    play.set_defaults(run=cmd_play)
+    play.set_defaults(run=stops_started_on_signal(cmd_play))  # SIGTERM stops the opponents
