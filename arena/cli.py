@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from arena.cli_args import OneLineParser, count, parse_options, positive
+from arena.cli_bots import add_commands as add_bot_commands
 from arena.cli_matches import add_commands as add_match_commands
 from arena.cli_service import add_commands
 from arena.demo import cmd_demo
@@ -195,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(commands)
     add_match_commands(commands)
+    add_bot_commands(commands)
     add_play_command(commands)
 
     demo = commands.add_parser(

@@ -225,7 +225,7 @@ def cmd_ladders(args: argparse.Namespace) -> int:
         return _fail(error)
     table = Table(title="ladders")
     for column in ("id", "name", "game", "seats", "bots", "matches"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for ladder in ladders:
         config = ladder.config
         table.add_row(
@@ -266,7 +266,11 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
         "faults/100",
         "state",
     ):
-        table.add_column(column, justify="left" if column in ("bot", "owner", "state") else "right")
+        table.add_column(  # names wrap, never cut: overflow="fold"
+            column,
+            justify="left" if column in ("bot", "owner", "state") else "right",
+            overflow="fold",
+        )
     for standing in response.standings:
         table.add_row(
             str(standing.position),
@@ -291,47 +295,6 @@ def cmd_standings(args: argparse.Namespace) -> int:
     except grpc.RpcError as error:
         return _fail(error)
     console.print(standings_table(response))
-    return 0
-
-
-def bot_lines(profile: pb.GetBotProfileResponse) -> list[str]:
-    """A bot's profile in lines: what the server showed this caller (its endpoint and the full
-    state detail only with the owner's or the admin's token)."""
-    bot = profile.bot
-    state = STATE_NAMES[bot.state] + (f": {bot.state_detail}" if bot.state_detail else "")
-    lines = [f"{bot.bot_id}  {bot.owner}/{bot.name} {bot.version}  ({bot.game})", f"state: {state}"]
-    if bot.endpoint:
-        lines.append(f"endpoint: {bot.endpoint}")
-    lines.append(f"moves: {profile.moves}")
-    if profile.faults:
-        faults = ", ".join(f"{kind} {count}" for kind, count in sorted(profile.faults.items()))
-        lines.append(f"faults: {faults}")
-    if profile.rating_history:
-        last = profile.rating_history[-1]
-        lines.append(f"rating: {last.rating:.2f} (μ {last.mu:.2f}, σ {last.sigma:.2f})")
-    if profile.latency_p50_ms:
-        lines.append(
-            f"answer time: median {profile.latency_p50_ms:.1f} ms, "
-            f"p95 {profile.latency_p95_ms:.1f} ms"
-        )
-    for match in profile.recent_matches:
-        result = "withheld" if match.withheld else f"rank {match.rank}, score {match.score}"
-        lines.append(
-            f"  match {match.match_id[:12]} {match.ladder_id or 'validation'}: seat "
-            f"{match.seat}, {result}, {match.faults} fault(s)"
-        )
-    return lines
-
-
-def cmd_bot(args: argparse.Namespace) -> int:
-    """Print a bot's profile (its endpoint and full state detail with its owner's token)."""
-    try:
-        request = pb.GetBotProfileRequest(bot_id=args.bot_id, recent_matches=args.recent)
-        profile = _client(args).call("GetBotProfile", request)
-    except grpc.RpcError as error:
-        return _fail(error)
-    for line in bot_lines(profile):
-        _say(line)
     return 0
 
 
@@ -704,10 +667,6 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     standings.add_argument("--top", type=_count, default=0, help="show this many (default: all)")
     standings.add_argument("--skip", type=_count, default=0, help="start below the best SKIP")
     standings.set_defaults(run=cmd_standings)
-    bot = client_parser("bot", "a bot's profile (endpoint and full detail: owner's token)")
-    bot.add_argument("bot_id")
-    bot.add_argument("--recent", type=_count, default=10, help="recent matches shown")
-    bot.set_defaults(run=cmd_bot)
     watch = client_parser("watch", "follow a match live")
     watch.add_argument("match_id")
     watch.set_defaults(run=cmd_watch)
