@@ -431,6 +431,22 @@ class Store:
             raise StoreError("NOT_FOUND", f"no bot {bot_id!r}")
         return BotRow(*row)
 
+    def bot_id_of(self, reference: str) -> str:
+        """The id of the bot ``reference`` names: an id, or ``OWNER/NAME`` (names are unique
+        per owner); ``StoreError`` NOT_FOUND if no bot has that name."""
+        owner, slash, name = reference.partition("/")
+        if not slash:
+            return reference
+        with self.db.transaction() as tx:
+            row = tx.one(
+                "SELECT b.bot_id FROM bots b JOIN owners o ON o.owner_id = b.owner_id "
+                "WHERE o.name = ? AND b.name = ?",
+                (owner, name),
+            )
+        if row is None:
+            raise StoreError("NOT_FOUND", f"no bot {reference!r}")
+        return str(row[0])
+
     def bot(self, bot_id: str) -> BotRow:
         """One bot."""
         with self.db.transaction() as tx:
