@@ -8,6 +8,7 @@ the handler's one-line detail.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass
@@ -248,12 +249,67 @@ class WebApp:
         return await self.calls.record(request.path_params["match_id"])
 
     async def api_frames(self, request: Request) -> Response:
-        try:
-            from arena.web import replay  # type: ignore[attr-defined,unused-ignore]
-        except ImportError:
+        replay = _replay()
+        if replay is None:
             return _error(501, "UNIMPLEMENTED", "the replay viewer is not installed")
         record = (await self.calls.record(request.path_params["match_id"])).record
-        return JSONResponse(replay.frames_for_record(record))
+        try:
+            return JSONResponse(replay.frames_for_record(record))
+        except ValueError as error:  # ReplayError: a record the engine cannot replay
+            return _error(422, "UNPROCESSABLE", f"cannot draw this record: {error}")
+
+    async def api_live_table(self, request: Request) -> Response:
+        """Server-sent events of the replay viewer's live table (``arena.web.replay``'s
+        ``LiveFeed``: the frames so far, one per public move, the whole replay at the end),
+        made from the same public watch events as ``api_events``; 501 without the viewer."""
+        replay = _replay()
+        if replay is None:
+            return _error(501, "UNIMPLEMENTED", "the replay viewer is not installed")
+        live_feed, sse_message = replay.LiveFeed, replay.sse_message
+        if self.streams.open >= MAX_STREAMS:
+            return _error(503, "UNAVAILABLE", "too many live tables open: try again later")
+        match_id = request.path_params["match_id"]
+        events = self.calls.watch(match_id)
+        try:
+            first = await anext(events)
+        except StopAsyncIteration:
+            return _error(404, "NOT_FOUND", f"no match {match_id!r}")
+        if first.HasField("finished"):
+            settings, seats = (
+                first.finished.settings,
+                [
+                    {"seat": s.seat, "name": s.bot_name, "version": s.bot_version}
+                    for s in first.finished.seats
+                ],
+            )
+        else:
+            listed = [m for m in await self.live_matches() if m.match_id == match_id]
+            ladders = {lad.ladder_id: lad for lad in (await self.calls.ladders()).ladders}
+            if not listed or listed[0].ladder_id not in ladders:
+                await events.aclose()
+                return _error(404, "NOT_FOUND", f"match {match_id!r} is not a ladder's")
+            settings = ladders[listed[0].ladder_id].config.settings
+            seats = [{"seat": s.seat, "name": s.bot_name, "version": ""} for s in listed[0].seats]
+        feed = live_feed(settings, seats, match_id)
+        self.streams.open += 1
+
+        async def stream() -> AsyncIterator[str]:
+            try:
+                yield sse_message(feed.start())
+                for message in feed.on_response(first):
+                    yield sse_message(message)
+                async for event in events:
+                    for message in feed.on_response(event):
+                        yield sse_message(message)
+            finally:
+                self.streams.open -= 1
+                await events.aclose()
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+        )
 
     async def api_operator(self, request: Request) -> Response:
         return JSONResponse(asdict(await self.panel()))
@@ -285,6 +341,17 @@ class WebApp:
             media_type="text/event-stream",
             headers={"cache-control": "no-store", "x-accel-buffering": "no"},
         )
+
+
+def _replay() -> Any:
+    """``arena.web.replay`` (the replay viewer's frames), or None where it is not installed:
+    imported when first asked for, so the rest of the web UI does not depend on it."""
+    try:
+        return importlib.import_module("arena.web.replay")
+    except ModuleNotFoundError as missing:
+        if missing.name != "arena.web.replay":
+            raise
+        return None
 
 
 def event_json(event: pb.WatchMatchResponse, match_id: str) -> dict[str, Any]:
@@ -369,6 +436,7 @@ def make_app(web: WebApp) -> Starlette:
         Route("/api/v1/matches/{match_id}", _api(web.api_record)),
         Route("/api/v1/matches/{match_id}/frames", _api(web.api_frames)),
         Route("/api/v1/matches/{match_id}/events", _api(web.api_events)),
+        Route("/api/v1/matches/{match_id}/live", _api(web.api_live_table)),
         Route("/api/v1/bots/{bot}", _api(web.api_bot)),
         Route("/api/v1/operator", _api(web.api_operator)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

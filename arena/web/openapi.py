@@ -148,6 +148,13 @@ def openapi_document() -> dict[str, Any]:
             [MATCH],
             media="text/event-stream",
         ),
+        "/api/v1/matches/{match_id}/live": _get(
+            "Server-sent events of the replay viewer's live table: the frames so far, one "
+            "frame per public move, the whole replay at the end (501 without the viewer)",
+            {"type": "string"},
+            [MATCH],
+            media="text/event-stream",
+        ),
         "/api/v1/bots/{bot}": _get(
             "A bot's profile (GetBotProfile)",
             message(pb.GetBotProfileResponse.DESCRIPTOR),

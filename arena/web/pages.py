@@ -426,7 +426,7 @@ def match_page(
         summary = f'<p class="sub">{esc(refusal or "live")}</p>'
     viewer = ""
     if not refusal:
-        frames = f"/api/v1/matches/{seg(match_id)}/{'events' if live else 'frames'}"
+        frames = f"/api/v1/matches/{seg(match_id)}/{'live' if live else 'frames'}"
         viewer = (
             f'<div id="table" class="table" data-frames="{esc(frames)}" '
             f'data-live="{"true" if live else "false"}"></div>'
