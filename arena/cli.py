@@ -216,6 +216,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="keep the database and log here (default: a temporary folder)",
     )
+    demo.add_argument(
+        "--web-listen",
+        default="127.0.0.1:8080",
+        help="host:port of the web UI (a free port when that one is taken; '' for none)",
+    )
+    demo.add_argument(
+        "--keep-serving",
+        action="store_true",
+        help="keep the service, the bots and the web UI up after the standings (Ctrl-C ends)",
+    )
     demo.set_defaults(run=stops_started_on_signal(cmd_demo))  # SIGTERM stops what it started
     return parser
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import logging
 import os
@@ -75,6 +76,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     options = ServeOptions(
         listen=args.listen,
         metrics_listen=args.metrics_listen or None,
+        web_listen=args.web_listen or None,
         database=args.database_url or args.db,
         admin_token=token,
         shutdown_grace_s=args.shutdown_grace_s,
@@ -107,9 +109,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     async def main() -> None:
         import trio
 
+        web: list[str] = []  # the web UI's URL, said after the API's address
         async with trio.open_nursery() as nursery:
-            address = await nursery.start(serve, options)
+            address = await nursery.start(functools.partial(serve, options, web_started=web.append))
             print(f"LISTENING {address}", flush=True)
+            for url in web:
+                print(f"WEB {url}", flush=True)
 
     try:
         aio_bridge.run(main)
@@ -571,6 +576,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--metrics-listen",
         default="127.0.0.1:9464",
         help="host:port for Prometheus /metrics ('' to disable)",
+    )
+    serve_parser.add_argument(
+        "--web-listen",
+        default="127.0.0.1:8080",
+        help="host:port of the web UI: ladders, standings, bots, replays, live tables "
+        "('' to disable)",
     )
     serve_parser.add_argument("--db", default="arena.sqlite3", help="SQLite file")
     serve_parser.add_argument(

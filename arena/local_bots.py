@@ -150,7 +150,8 @@ def arena_serve_command(
     admin_token_file: Path, store: Sequence[str], workers: int, *extra: str
 ) -> list[str]:
     """The command line of an ``arena serve`` process on loopback, API on a free port (it
-    prints ``LISTENING``) and metrics on another: ``store`` is ``["--db", PATH]`` or
+    prints ``LISTENING``), metrics on another, no web UI (``extra`` may give
+    ``--web-listen``): ``store`` is ``["--db", PATH]`` or
     ``["--database-url", URL]``; ``extra`` options go last. Its endpoint guard allows the
     loopback networks (the bots started here listen there) and refuses every other
     non-public address, as on the internet."""
@@ -166,6 +167,8 @@ def arena_serve_command(
         *store,
         "--admin-token-file",
         str(admin_token_file),
+        "--web-listen",
+        "",  # no web UI unless ``extra`` asks for one
         "--workers",
         str(workers),
         *(option for network in LOOPBACK for option in ("--allow-endpoint-network", network)),

@@ -35,6 +35,7 @@ from arena.store.listings import MAX_PAGE, TOKEN_CHARS, Listings, MatchQuery
 from arena.store.repository import (
     DETAIL_LIMIT,
     MAX_MATCHES_PER_BOT_LIMIT,
+    SEARCH_CHARS,
     OwnerLimits,
     Store,
     StoreError,
@@ -329,13 +330,29 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def GetStandings(
         self, request: pb.GetStandingsRequest, context: Context
     ) -> pb.GetStandingsResponse:
-        await _require(context, fields.identifier("ladder", request.ladder))
+        await _require(
+            context,
+            fields.identifier("ladder", request.ladder),
+            fields.text("search", request.search, SEARCH_CHARS),
+        )
         ladder = await self._call(context, self.store.ladder, request.ladder)
         standings = await self._call(
-            context, self.store.standings, ladder.ladder_id, request.limit, request.offset
+            context,
+            self.store.standings,
+            ladder.ladder_id,
+            request.limit,
+            request.offset,
+            request.search,
         )
         total = await self._call(context, self.store.count_entrants, ladder.ladder_id)
-        response = pb.GetStandingsResponse(ladder=ladder, standings=standings, total=total)
+        found = (
+            await self._call(context, self.store.count_entrants, ladder.ladder_id, request.search)
+            if request.search
+            else total
+        )
+        response = pb.GetStandingsResponse(
+            ladder=ladder, standings=standings, total=total, found=found
+        )
         return standings_view(response, await self._viewer(context))
 
     async def GetBotProfile(
