@@ -298,25 +298,6 @@ def cmd_standings(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_watch(args: argparse.Namespace) -> int:
-    """Follow a match live."""
-    try:
-        for event in _client(args).watch(args.match_id):
-            if event.HasField("move"):
-                move = event.move
-                flag = " (default after a fault)" if move.defaulted else ""
-                _say(f"#{move.index} seat {move.seat}: {move.description}{flag}")
-            else:
-                record = event.finished
-                _say(
-                    f"finished: ranks {list(record.outcome.ranks)}, "
-                    f"scores {list(record.outcome.scores)}"
-                )
-    except grpc.RpcError as error:
-        return _fail(error)
-    return 0
-
-
 def cmd_create_ladder(args: argparse.Namespace) -> int:
     """Create a ladder (admin token)."""
     from referee.codec.common import option_value
@@ -549,6 +530,12 @@ def cmd_void(args: argparse.Namespace) -> int:
     return 0
 
 
+def _watch(args: argparse.Namespace) -> int:
+    from arena.cli_watch import cmd_watch  # it imports this module
+
+    return cmd_watch(args)
+
+
 def add_client_command(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
 ) -> argparse.ArgumentParser:
@@ -667,9 +654,10 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     standings.add_argument("--top", type=_count, default=0, help="show this many (default: all)")
     standings.add_argument("--skip", type=_count, default=0, help="start below the best SKIP")
     standings.set_defaults(run=cmd_standings)
-    watch = client_parser("watch", "follow a match live")
+    watch = client_parser("watch", "follow a match live: its table, redrawn at each move")
     watch.add_argument("match_id")
-    watch.set_defaults(run=cmd_watch)
+    watch.add_argument("--lines", action="store_true", help="a line per move, not the table")
+    watch.set_defaults(run=_watch)
     create = client_parser("create-ladder", "create a ladder (admin token)")
     create.add_argument("name")
     create.add_argument("--game", required=True)
