@@ -254,6 +254,8 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
             f"{ladder.matches_finished} matches{page})"
         )
     )
+    # A duplicate ladder rates a deal's rotations as one set: a first place is a set's.
+    firsts = "first sets" if ladder.config.duplicate_deals else "firsts"
     for column in (
         "#",
         "bot",
@@ -262,7 +264,7 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
         "μ",
         "σ",
         "matches",
-        "firsts",
+        firsts,
         "faults/100",
         "state",
     ):

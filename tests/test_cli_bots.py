@@ -9,7 +9,10 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from rich.console import Console
+
 from arena.cli_bots import sparkline
+from arena.cli_service import standings_table
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from tests.helpers import ROOT, random_bots
 from tests.test_ladder_e2e import ADMIN, arena_service, quick_ladder, wait_active, wait_for
@@ -111,3 +114,15 @@ def test_a_sparkline_runs_from_the_lowest_to_the_highest_block() -> None:
     assert sparkline([1.0, 2.0, 3.0]) == "▁▅█"
     assert sparkline([5.0, 5.0]) == "▁▁"
     assert sparkline([]) == ""
+
+
+def test_a_duplicate_ladders_standings_say_first_places_count_sets() -> None:
+    def header(duplicate: bool) -> str:
+        config = pb.LadderConfig(name="l", duplicate_deals=duplicate)
+        response = pb.GetStandingsResponse(ladder=pb.Ladder(config=config))
+        console = Console(record=True, width=200)
+        console.print(standings_table(response))
+        return console.export_text()
+
+    assert "first sets" in header(True)
+    assert "first sets" not in header(False) and "firsts" in header(False)
