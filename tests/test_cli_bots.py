@@ -94,6 +94,9 @@ def test_the_bot_commands_by_owner_and_name(tmp_path: Path) -> None:
         code, out = cli(service.address, "resume", other_ref, token=tokens[1])
         assert code == 0 and "active" in out, out
 
+        code, out = cli(service.address, "pause", other_ref, "--reason", "x", token=tokens[1])
+        assert code == 1 and "--as-admin" in out, out
+
         # The operator pauses with a reason the owner sees.
         code, out = cli(service.address, "pause", "own2/r2", "--as-admin", "--reason", "checks")
         assert code == 0 and "paused" in out, out
