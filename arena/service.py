@@ -369,6 +369,13 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         matches, token = await self._call(context, self.listings.matches, query)
         return pb.ListMatchesResponse(matches=matches, next_page_token=token)
 
+    async def ConnectBot(
+        self, request_iterator: Any, context: Context
+    ) -> AsyncIterator[pb.ConnectBotResponse]:
+        """A bot dialling out (issue 20): not served by this build yet."""
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "bots cannot dial out to this arena")
+        yield pb.ConnectBotResponse()  # never reached: abort raises
+
     async def WatchMatch(
         self, request: pb.WatchMatchRequest, context: Context
     ) -> AsyncIterator[pb.WatchMatchResponse]:

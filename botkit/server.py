@@ -9,7 +9,7 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -131,6 +131,13 @@ class Bot:
 class _Servicer(bot_service_pb2_grpc.BotServiceServicer):
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
+
+    async def Play(
+        self, request_iterator: Any, context: Context
+    ) -> AsyncIterator[bot_service_pb2.PlayResponse]:
+        """No Play stream (yet): the referee falls back to the unary calls."""
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this bot serves the unary calls only")
+        yield bot_service_pb2.PlayResponse()  # never reached: abort raises
 
     async def GetInfo(
         self, request: bot_service_pb2.GetInfoRequest, context: Context

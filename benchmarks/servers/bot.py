@@ -12,9 +12,11 @@ import argparse
 import asyncio
 import random
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import grpc.aio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -31,6 +33,13 @@ class TrivialBot(bot_service_pb2_grpc.BotServiceServicer):
     def __init__(self, low_ms: float, high_ms: float, seed: int) -> None:
         self.low_s, self.high_s = low_ms / 1000, high_ms / 1000
         self.rng = random.Random(seed)
+
+    async def Play(
+        self, request_iterator: Any, context: Context
+    ) -> AsyncIterator[bot_service_pb2.PlayResponse]:
+        """No Play stream (yet): the referee falls back to the unary calls."""
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this bot serves the unary calls only")
+        yield bot_service_pb2.PlayResponse()  # never reached: abort raises
 
     async def GetInfo(
         self, request: bot_service_pb2.GetInfoRequest, context: Context

@@ -10,6 +10,7 @@ with a readable detail. A call over a rate limit gets RESOURCE_EXHAUSTED with a 
 trailing-metadata entry: whole seconds to wait before trying again.
 """
 
+from cardarena.bot.v1 import bot_service_pb2 as _bot_service_pb2
 from cardarena.game.v1 import options_pb2 as _options_pb2
 from cardarena.game.v1 import record_pb2 as _record_pb2
 from collections import abc as _abc
@@ -1819,3 +1820,51 @@ class ListWorkersResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListWorkersResponse: _TypeAlias = ListWorkersResponse  # noqa: Y015
+
+@_typing.final
+class ConnectBotRequest(_message.Message):
+    """One message from a bot on its ConnectBot stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def message(self) -> _bot_service_pb2.BotMessage:
+        """The message (the first one a hello)."""
+
+    def __init__(
+        self,
+        *,
+        message: _bot_service_pb2.BotMessage | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConnectBotRequest: _TypeAlias = ConnectBotRequest  # noqa: Y015
+
+@_typing.final
+class ConnectBotResponse(_message.Message):
+    """One message from the arena on a bot's ConnectBot stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def message(self) -> _bot_service_pb2.RefereeMessage:
+        """The message."""
+
+    def __init__(
+        self,
+        *,
+        message: _bot_service_pb2.RefereeMessage | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConnectBotResponse: _TypeAlias = ConnectBotResponse  # noqa: Y015
