@@ -9,7 +9,7 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -30,13 +30,24 @@ _CURRENT_CONTEXT: contextvars.ContextVar[Context | None] = contextvars.ContextVa
 )
 
 
+TIME_LEFT: contextvars.ContextVar[Callable[[], float] | None] = contextvars.ContextVar(
+    "botkit_time_left", default=None
+)
+"""Seconds left for the request being answered on a stream (``botkit.stream`` sets it)."""
+
+
 def time_left_s() -> float | None:
     """Seconds left before the referee's deadline for the call being answered now.
 
-    Call it from inside ``choose`` (or a hook). It reads the gRPC deadline, so it already
-    accounts for the time the request spent on the network; None outside a call or when the
-    caller set no deadline. Search bots should stop with a margin for the answer's way back.
+    Call it from inside ``choose`` (or a hook). For a unary call it reads the gRPC deadline, so
+    it already accounts for the time the request spent on the network; on a stream it counts
+    from the request's arrival (its move time plus its time bank), so leave a margin for the
+    way there too. None outside a call or when the caller set no deadline. Search bots should
+    stop with a margin for the answer's way back.
     """
+    stream_clock = TIME_LEFT.get()
+    if stream_clock is not None:
+        return stream_clock()
     context = _CURRENT_CONTEXT.get()
     return None if context is None else context.time_remaining()
 
@@ -128,26 +139,30 @@ class Bot:
     errors: int = field(default=0, init=False)
 
 
+def info_of(bot: Bot) -> bot_service_pb2.GetInfoResponse:
+    """What ``bot`` answers to GetInfo."""
+    return bot_service_pb2.GetInfoResponse(
+        name=bot.name,
+        version=bot.version,
+        games=bot.games,
+        max_concurrent_matches=bot.max_concurrent_matches,
+    )
+
+
 class _Servicer(bot_service_pb2_grpc.BotServiceServicer):
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
 
-    async def Play(
-        self, request_iterator: Any, context: Context
-    ) -> AsyncIterator[bot_service_pb2.PlayResponse]:
-        """No Play stream (yet): the referee falls back to the unary calls."""
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this bot serves the unary calls only")
-        yield bot_service_pb2.PlayResponse()  # never reached: abort raises
+    async def Play(self, request_iterator: Any, context: Context) -> None:  # type: ignore[override]
+        """Every match on one stream (``botkit.stream``), the same bot answering."""
+        from botkit.stream import play_served  # it builds on this module
+
+        await play_served(self.bot, request_iterator, context)
 
     async def GetInfo(
         self, request: bot_service_pb2.GetInfoRequest, context: Context
     ) -> bot_service_pb2.GetInfoResponse:
-        return bot_service_pb2.GetInfoResponse(
-            name=self.bot.name,
-            version=self.bot.version,
-            games=self.bot.games,
-            max_concurrent_matches=self.bot.max_concurrent_matches,
-        )
+        return info_of(self.bot)
 
     async def StartMatch(
         self, request: bot_service_pb2.StartMatchRequest, context: Context

@@ -60,6 +60,9 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 
 SERVICE = "/cardarena.bot.v1.BotService/"
 
+STREAM_SCHEMES = ("stream://", "stream+tls://", "outbound://")
+"""Targets of bots reached over one multiplexed stream (``referee.bot_stream``)."""
+
 TLS_SCHEME = "tls://"
 """An endpoint written ``tls://host:port`` is dialled with TLS, its host name verified."""
 
@@ -242,6 +245,12 @@ class BotEndpoint:
         )
 
     @property
+    def keep_open(self) -> bool:
+        """Whether the pool must keep this endpoint open even when unused (a bot that dialled
+        in over a stream; see ``referee.bot_stream``)."""
+        return False
+
+    @property
     def calls_in_flight(self) -> int:
         """Calls to this endpoint in flight (or waiting their turn) now."""
         return int(self._limiter.borrowed_tokens + self._limiter.statistics().tasks_waiting)
@@ -315,8 +324,10 @@ class BotPool:
         max_concurrent_calls: int = MAX_CONCURRENT_CALLS_PER_ENDPOINT,
         tls: ClientTls | None = None,
         clock: Callable[[], float] = time.monotonic,
+        heartbeat_s: tuple[float, float] | None = None,
     ) -> None:
         self._kept: dict[str, _Kept] = {}
+        self._heartbeat_s = heartbeat_s
         self._max_concurrent_calls = max_concurrent_calls
         self._tls = None if tls is None else tls.credentials()
         self._clock = clock
@@ -329,10 +340,19 @@ class BotPool:
             return RefusedEndpoint(target)
         kept = self._kept.get(target)
         if kept is None:
-            endpoint = BotEndpoint(target, self._max_concurrent_calls, self._tls)
-            kept = self._kept[target] = _Kept(endpoint, self._clock())
+            kept = self._kept[target] = _Kept(self._open(target), self._clock())
         kept.last_used, kept.forgotten = self._clock(), False
         return kept.endpoint
+
+    def _open(self, target: str) -> BotEndpoint:
+        if target.startswith(STREAM_SCHEMES):  # issue 20: a bot on one multiplexed stream
+            from referee import bot_stream  # it builds on this module
+
+            extra = {} if self._heartbeat_s is None else {"heartbeat_s": self._heartbeat_s}
+            return bot_stream.open_stream_bot(
+                target, self._max_concurrent_calls, self._tls, **extra
+            )
+        return BotEndpoint(target, self._max_concurrent_calls, self._tls)
 
     @contextlib.contextmanager
     def holding(self, targets: Iterable[str | Refused]) -> Iterator[list[BotEndpoint]]:
@@ -384,7 +404,7 @@ class BotPool:
         return list(self._kept)
 
     def _close_if_unused(self, target: str, kept: _Kept) -> bool:
-        if kept.holders or kept.endpoint.calls_in_flight:
+        if kept.holders or kept.endpoint.calls_in_flight or kept.endpoint.keep_open:
             return False
         del self._kept[target]
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(

@@ -430,6 +430,7 @@ class BotMessage(_message.Message):
     ENDED_FIELD_NUMBER: _builtins.int
     PONG_FIELD_NUMBER: _builtins.int
     HELLO_FIELD_NUMBER: _builtins.int
+    FAILURE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """The id of the RefereeMessage this answers (0 only for hello)."""
     @_builtins.property
@@ -458,6 +459,13 @@ class BotMessage(_message.Message):
         Play.
         """
 
+    @_builtins.property
+    def failure(self) -> Global___Failure:
+        """The bot could not answer the request with this id (its code raised, say): the referee
+        records the decision as a transport error with this detail, as for a unary call that
+        ended with an error status. The stream stays open.
+        """
+
     def __init__(
         self,
         *,
@@ -468,16 +476,39 @@ class BotMessage(_message.Message):
         ended: Global___EndMatchResponse | None = ...,
         pong: Global___Pong | None = ...,
         hello: Global___Hello | None = ...,
+        failure: Global___Failure | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "body", b"body", "ended", b"ended", "hello", b"hello", "info", b"info", "pong", b"pong", "started", b"started"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "body", b"body", "ended", b"ended", "failure", b"failure", "hello", b"hello", "info", b"info", "pong", b"pong", "started", b"started"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "body", b"body", "ended", b"ended", "hello", b"hello", "id", b"id", "info", b"info", "pong", b"pong", "started", b"started"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "body", b"body", "ended", b"ended", "failure", b"failure", "hello", b"hello", "id", b"id", "info", b"info", "pong", b"pong", "started", b"started"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["info", "started", "action", "ended", "pong", "hello"]  # noqa: Y015
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["info", "started", "action", "ended", "pong", "hello", "failure"]  # noqa: Y015
     _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
 Global___BotMessage: _TypeAlias = BotMessage  # noqa: Y015
+
+@_typing.final
+class Failure(_message.Message):
+    """A bot failed to answer one request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DETAIL_FIELD_NUMBER: _builtins.int
+    detail: _builtins.str
+    """What went wrong, in one line (the referee keeps at most 200 characters)."""
+    def __init__(
+        self,
+        *,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Failure: _TypeAlias = Failure  # noqa: Y015
 
 @_typing.final
 class Withdrawal(_message.Message):

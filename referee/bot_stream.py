@@ -1,0 +1,537 @@
+"""Bots over one multiplexed stream (issue 20): every call of every match of a bot on one
+bidirectional gRPC stream, each message tagged with an id.
+
+``StreamBot`` is a ``BotEndpoint`` to the runner (the same four calls, the same ``CallResult``s
+and faults), so the runner, the ladder and the time control do not know which transport a bot
+uses. A stream is opened either way:
+
+- ``stream://host:port`` (or ``stream+tls://host:port``): the referee dials the bot's
+  ``BotService.Play`` and redials with back-off when the stream drops;
+- ``outbound://BOT_ID``: the bot dialled the arena (``ArenaService.ConnectBot``) and the
+  arena's handler ``attach``-es the stream to the bot's ``StreamBot``.
+
+Time control is unchanged: a decision is timed from the referee queueing its request to the
+answer arriving, round trip included; an answer that arrives after the deadline is discarded
+(the bot is sent a ``withdrawal``) and the decision is a TIMEOUT. A stream that drops keeps its
+requests pending: if the bot is back before a request's deadline, the request is sent again
+(same id) and its answer counts; if not, the decision is UNREACHABLE. What a bot sends that
+answers nothing (an unknown, finished or withdrawn id, a duplicate answer) is counted and
+dropped; more than ``MAX_UNSOLICITED`` closes the stream as a flood. A message over
+``MAX_MESSAGE_BYTES``, or one that does not parse, closes the stream and fails the requests
+in flight with that fault. All of it touches only this bot's stream.
+
+The transport half (``Link``) runs on the asyncio host loop, where every grpc.aio object
+lives; it wakes the waiting trio task through the trio token, as ``aio_bridge`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import grpc.aio
+import trio
+from google.protobuf.message import DecodeError
+
+from cardarena.bot.v1 import bot_service_pb2
+from referee.bot_client import (
+    MAX_RESPONSE_BYTES,
+    STREAM_SCHEMES,
+    BotEndpoint,
+    CallResult,
+    classify,
+    malformed,
+    open_channel,
+    read_info,
+)
+from referee.codec.untrusted import MalformedResponseError, bounded, parse_strictly
+from referee.match import Fault, FaultKind
+
+log = logging.getLogger("referee.stream")
+
+STREAM_SCHEME = "stream://"
+"""A bot serving ``BotService.Play`` in plaintext: ``stream://host:port``."""
+STREAM_TLS_SCHEME = "stream+tls://"
+"""The same over TLS: ``stream+tls://host:port`` (verified as ``tls://`` endpoints are)."""
+OUTBOUND_SCHEME = "outbound://"
+"""A bot that dials the arena: ``outbound://BOT_ID``; it has no address."""
+
+MAX_MESSAGE_BYTES = MAX_RESPONSE_BYTES
+"""Largest message a bot may send on its stream (as a unary answer)."""
+
+MAX_UNSOLICITED = 64
+"""Messages answering nothing in flight a stream may carry before it is closed as a flood."""
+
+HEARTBEAT_INTERVAL_S = 10.0
+"""How often the referee pings an open stream."""
+
+HEARTBEAT_TIMEOUT_S = 20.0
+"""A stream whose bot has not answered a ping for this long is closed (as a dropped one)."""
+
+REDIAL_BACKOFF_S = (0.05, 2.0)
+"""First and longest wait before the referee dials a dropped ``stream://`` bot again."""
+
+PLAY_METHOD = "/cardarena.bot.v1.BotService/Play"
+
+# RefereeMessage field numbers (proto/cardarena/bot/v1/bot_service.proto).
+GET_INFO, START_MATCH, CHOOSE_ACTION, END_MATCH, WITHDRAWAL, PING = 2, 3, 4, 5, 6, 7
+
+ANSWERS = {
+    GET_INFO: "info",
+    START_MATCH: "started",
+    CHOOSE_ACTION: "action",
+    END_MATCH: "ended",
+    PING: "pong",
+}
+"""Which BotMessage body answers each RefereeMessage body."""
+
+
+def is_stream_target(target: str) -> bool:
+    """Whether ``target`` names a bot reached over a stream (dialled or dialling out)."""
+    return target.startswith(STREAM_SCHEMES)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def frame(message_id: int, body_field: int, body: bytes) -> bytes:
+    """The bytes of a ``PlayRequest`` (equally a ``ConnectBotResponse``: the same layout)
+    holding a ``RefereeMessage`` with ``message_id`` and ``body`` (a serialized message) in
+    field ``body_field``. Built by hand so a ChooseActionRequest's cached bytes are not parsed
+    again."""
+    inner = b"\x08" + _varint(message_id) + _varint(body_field << 3 | 2) + _varint(len(body))
+    inner += body
+    return b"\x0a" + _varint(len(inner)) + inner
+
+
+def withdrawal(message_id: int, request_id: int, reason: str) -> bytes:
+    """A ``withdrawal`` of ``request_id``, framed."""
+    body = bot_service_pb2.Withdrawal(request_id=request_id, reason=reason).SerializeToString()
+    return frame(message_id, WITHDRAWAL, body)
+
+
+class StreamRefused(Exception):
+    """A stream the arena will not attach (a second one for a bot that has one open)."""
+
+
+@dataclass
+class _Pending:
+    """A request sent (or waiting to be sent again) on a bot's stream."""
+
+    frame: bytes
+    answer: str
+    done: trio.Event = field(default_factory=trio.Event)
+    raw: bytes | None = None
+    fault: Fault | None = None
+
+
+Write = Callable[[bytes], Awaitable[Any]]
+Read = Callable[[], Awaitable[Any]]
+
+
+class Link:
+    """One open stream, on the asyncio host loop: a writer task fed by a queue, a reader
+    task handing each message to ``StreamBot.deliver``, a heartbeat. ``close`` (or the
+    stream ending) calls ``StreamBot.lost`` once."""
+
+    def __init__(
+        self, bot: StreamBot, write: Write, read: Read, cancel: Callable[[], Any] | None
+    ) -> None:
+        self.bot = bot
+        self._write, self._read, self._cancel = write, read, cancel
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self.received = 0
+        self.unsolicited = 0
+        self.pings: dict[int, None] = {}
+        """Pings not answered yet (a pong for another id answers nothing)."""
+        self.withdrawn: dict[int, None] = {}
+        """Requests withdrawn on this stream, most recent last: a late answer is no flood."""
+        self.last_heard = time.monotonic()
+        self.closed = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._writer()),
+            loop.create_task(self._reader()),
+            loop.create_task(self._heartbeat()),
+        ]
+
+    def send(self, data: bytes) -> None:
+        """Queue ``data`` (a framed RefereeMessage) for writing."""
+        if not self.closed.is_set():
+            self._queue.put_nowait(data)
+
+    async def _writer(self) -> None:
+        try:
+            while True:
+                await self._write(await self._queue.get())
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError, RuntimeError) as error:
+            self.close(_stream_fault(error))
+        except grpc.aio.UsageError:  # the call already ended; the reader says why
+            pass
+
+    async def _reader(self) -> None:
+        try:
+            while True:
+                raw = await self._read()
+                if raw is grpc.aio.EOF or raw is None:
+                    self.close(None)
+                    return
+                if not isinstance(raw, bytes) or len(raw) > MAX_MESSAGE_BYTES:
+                    size = len(raw) if isinstance(raw, bytes) else 0
+                    self.close(
+                        Fault(
+                            FaultKind.RESPONSE_TOO_LARGE,
+                            f"a {size}-byte message on the stream (most {MAX_MESSAGE_BYTES})",
+                        )
+                    )
+                    return
+                self.received += 1
+                self.last_heard = time.monotonic()
+                fault = self.bot.deliver(self, raw)
+                if fault is not None:
+                    self.close(fault)
+                    return
+        except grpc.aio.AioRpcError as error:
+            self.close(_stream_fault(error))
+        except (asyncio.InvalidStateError, RuntimeError, grpc.aio.UsageError):
+            self.close(None)
+
+    async def _heartbeat(self) -> None:
+        interval, patience = self.bot.heartbeat_s
+        while True:
+            await asyncio.sleep(interval)
+            if time.monotonic() - self.last_heard > patience:
+                self.close(None)  # a silent stream is a dropped one: pending requests wait
+                return
+            ping_id = self.bot.next_id()
+            _bounded_add(self.pings, ping_id)
+            self.send(frame(ping_id, PING, b""))
+
+    def close(self, fault: Fault | None) -> None:
+        """End the stream (``fault``: what the bot did wrong, failing its requests at once;
+        None: it dropped, its requests wait for a reconnect until their deadlines)."""
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        current = asyncio.current_task()
+        for task in self._tasks:
+            if task is not current:
+                task.cancel()
+        if self._cancel is not None:
+            self._cancel()
+        self.bot.lost(self, fault)
+
+
+MAX_REMEMBERED = 4096
+"""Ids of pings or withdrawn requests a stream remembers (the oldest are forgotten)."""
+
+
+def _bounded_add(ids: dict[int, None], message_id: int) -> None:
+    ids[message_id] = None
+    if len(ids) > MAX_REMEMBERED:
+        del ids[next(iter(ids))]
+
+
+def _stream_fault(error: BaseException) -> Fault | None:
+    """What a stream's end means: None for a drop (the bot may come back), else a fault."""
+    if not isinstance(error, grpc.aio.AioRpcError):
+        return None
+    code = error.code()
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+        return None
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        return Fault(FaultKind.UNREACHABLE, "the bot does not serve BotService.Play")
+    return classify(error)
+
+
+class StreamBot(BotEndpoint):
+    """A bot reached over one stream: the four calls of ``BotEndpoint``, multiplexed.
+
+    ``dial`` (for ``stream://`` bots) opens the stream whenever a request is to be sent and
+    none is open; without it (``outbound://`` bots) requests wait for ``attach``."""
+
+    def __init__(
+        self,
+        target: str,
+        max_concurrent_calls: int,
+        dial: Callable[[StreamBot], Link] | None = None,
+        heartbeat_s: tuple[float, float] = (HEARTBEAT_INTERVAL_S, HEARTBEAT_TIMEOUT_S),
+        close_transport: Callable[[], Coroutine[Any, Any, None]] | None = None,
+    ) -> None:  # no unary channel: the stream is the transport
+        self.target = target
+        self.info: bot_service_pb2.GetInfoResponse | None = None
+        self.heartbeat_s = heartbeat_s
+        self._dial = dial
+        self._close_transport = close_transport
+        self._limiter = trio.CapacityLimiter(max_concurrent_calls)
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._link: Link | None = None
+        self._ever_connected = False
+        self._backoff_s = REDIAL_BACKOFF_S[0]
+        self._redial: asyncio.TimerHandle | None = None
+        self._closing = False
+        self._token: trio.lowlevel.TrioToken | None = None
+        self.unsolicited_total = 0
+        """Messages that answered nothing in flight, over every stream of this bot."""
+        self.connections = 0
+        """Streams opened (dialled or attached) so far."""
+
+    # -- the trio side ----------------------------------------------------------------------
+
+    def next_id(self) -> int:
+        """A message id not used on this bot's streams before."""
+        return next(self._ids)
+
+    @property
+    def connected(self) -> bool:
+        """Whether a stream is open now."""
+        return self._link is not None
+
+    @property
+    def keep_open(self) -> bool:
+        """A bot that dialled in stays attached while its stream is open, used or not."""
+        return self._dial is None and self._link is not None
+
+    async def _exchange(self, body_field: int, body: bytes, timeout_s: float) -> CallResult:
+        async with self._limiter:
+            if self._token is None:
+                self._token = trio.lowlevel.current_trio_token()
+            message_id = self.next_id()
+            pending = _Pending(frame(message_id, body_field, body), ANSWERS[body_field])
+            self._pending[message_id] = pending
+            started = time.perf_counter_ns()
+            try:
+                self._send(pending.frame)
+                with trio.move_on_after(timeout_s):
+                    await pending.done.wait()
+            finally:
+                del self._pending[message_id]
+            elapsed_us = (time.perf_counter_ns() - started) // 1000
+            if pending.done.is_set():
+                return CallResult(pending.raw, pending.fault, elapsed_us)
+            if self._link is not None:
+                _bounded_add(self._link.withdrawn, message_id)
+                self._link.send(withdrawal(self.next_id(), message_id, "the time ran out"))
+                return CallResult(
+                    None, Fault(FaultKind.TIMEOUT, "no answer before the deadline"), elapsed_us
+                )
+            detail = "the stream was down and not back before the deadline"
+            return CallResult(None, Fault(FaultKind.UNREACHABLE, detail), elapsed_us)
+
+    def _send(self, data: bytes) -> None:
+        if self._link is not None:
+            self._link.send(data)
+        elif self._dial is not None and self._redial is None and not self._closing:
+            self._open(self._dial)
+
+    def _open(self, dial: Callable[[StreamBot], Link]) -> None:
+        self._redial = None
+        self._link = dial(self)
+        self.connections += 1
+        self._resend()
+
+    def _resend(self) -> None:
+        assert self._link is not None
+        for pending in list(self._pending.values()):
+            if not pending.done.is_set():
+                self._link.send(pending.frame)
+
+    async def _parsed(
+        self, body_field: int, body: bytes, timeout_s: float, read: Callable[[object], Any]
+    ) -> CallResult:
+        result = await self._exchange(body_field, body, timeout_s)
+        if result.fault is not None:
+            return result
+        try:
+            return CallResult(read(result.response), None, result.elapsed_us)
+        except MalformedResponseError as error:
+            return CallResult(None, malformed(error), result.elapsed_us)
+
+    async def get_info(self, timeout_s: float) -> CallResult:
+        """The bot's name and version, asked on its stream (its health check)."""
+        result = await self._parsed(GET_INFO, b"", timeout_s, read_info)
+        if result.fault is None:
+            self.info = result.response
+        return result
+
+    async def start_match(
+        self, request: bot_service_pb2.StartMatchRequest, timeout_s: float
+    ) -> CallResult:
+        """Tell the bot a match starts."""
+        return await self._parsed(
+            START_MATCH,
+            request.SerializeToString(),
+            timeout_s,
+            lambda raw: parse_strictly(raw, bot_service_pb2.StartMatchResponse),
+        )
+
+    async def choose_action(
+        self, request: bot_service_pb2.ChooseActionRequest | bytes, timeout_s: float
+    ) -> CallResult:
+        """Ask for a move; the response is the ChooseActionResponse's bytes, as unary."""
+        if not isinstance(request, bytes):
+            request = request.SerializeToString()
+        return await self._exchange(CHOOSE_ACTION, request, timeout_s)
+
+    async def end_match(
+        self, request: bot_service_pb2.EndMatchRequest, timeout_s: float
+    ) -> CallResult:
+        """Tell the bot how the match ended."""
+        return await self._parsed(
+            END_MATCH,
+            request.SerializeToString(),
+            timeout_s,
+            lambda raw: parse_strictly(raw, bot_service_pb2.EndMatchResponse),
+        )
+
+    async def call(self, make_call: Callable[[], Awaitable[Any]]) -> CallResult:
+        """Not used for a stream bot: its calls are messages."""
+        raise NotImplementedError("a stream bot has no unary calls")
+
+    @property
+    def calls_in_flight(self) -> int:
+        """Requests in flight (or waiting their turn) on this bot's stream."""
+        return int(self._limiter.borrowed_tokens + self._limiter.statistics().tasks_waiting)
+
+    # -- the asyncio side (called on the host loop) ----------------------------------------
+
+    def attach(self, write: Write, read: Read, cancel: Callable[[], Any] | None = None) -> Link:
+        """Adopt a stream the bot opened; ``StreamRefused`` if one is open already."""
+        if self._link is not None:
+            raise StreamRefused("this bot already has a stream open")
+        if self._closing:
+            raise StreamRefused("the referee is shutting down")
+        self._link = Link(self, write, read, cancel)
+        self.connections += 1
+        self._resend()
+        return self._link
+
+    def deliver(self, link: Link, raw: bytes) -> Fault | None:
+        """One message from the bot; a fault closes the stream."""
+        try:
+            message = bot_service_pb2.PlayResponse.FromString(raw).message
+        except DecodeError:
+            return Fault(FaultKind.MALFORMED_RESPONSE, f"{len(raw)} bytes that are no BotMessage")
+        body = message.WhichOneof("body")
+        pending = self._pending.get(message.id)
+        if body == "pong" and link.pings.pop(message.id, 0) is None:
+            return None  # heard from: that is all a pong says
+        if link.withdrawn.pop(message.id, 0) is None:
+            return None  # a late answer to a request withdrawn: discarded
+        if pending is None or pending.done.is_set() or body in ("hello", "pong"):
+            link.unsolicited += 1
+            self.unsolicited_total += 1
+            if link.unsolicited > MAX_UNSOLICITED:
+                return Fault(
+                    FaultKind.TRANSPORT_ERROR,
+                    f"more than {MAX_UNSOLICITED} messages answering nothing in flight",
+                )
+            return None
+        if body == "failure":
+            detail = bounded(f"the bot failed: {message.failure.detail}")
+            pending.fault = Fault(FaultKind.TRANSPORT_ERROR, detail)
+        elif body != pending.answer:
+            pending.fault = Fault(
+                FaultKind.MALFORMED_RESPONSE,
+                bounded(f"answered a {pending.answer} request with {body or 'nothing'}"),
+            )
+        else:
+            pending.raw = getattr(message, body).SerializeToString()
+        self._wake(pending)
+        self._ever_connected = True
+        self._backoff_s = REDIAL_BACKOFF_S[0]
+        return None
+
+    def _wake(self, pending: _Pending) -> None:
+        if self._token is None:
+            return
+        with contextlib.suppress(trio.RunFinishedError):
+            self._token.run_sync_soon(pending.done.set)
+
+    def lost(self, link: Link, fault: Fault | None) -> None:
+        """``link`` ended: fail the pending requests now if the bot is at fault (or was never
+        reachable), else keep them for a reconnect; dial again if this bot is dialled."""
+        if self._link is link:
+            self._link = None
+        if fault is None and not self._ever_connected and self._dial is not None:
+            fault = Fault(FaultKind.UNREACHABLE, "the stream could not be opened")
+        if fault is not None:
+            for pending in self._pending.values():
+                if not pending.done.is_set():
+                    pending.fault = fault
+                    self._wake(pending)
+            log.info("stream to %s closed: %s", self.target, fault.detail)
+            return
+        if self._dial is not None and self._pending and not self._closing:
+            self._schedule_redial()
+
+    def _schedule_redial(self) -> None:
+        if self._redial is not None or self._dial is None:
+            return
+        delay, self._backoff_s = self._backoff_s, min(self._backoff_s * 2, REDIAL_BACKOFF_S[1])
+        dial = self._dial
+
+        def again() -> None:
+            self._redial = None
+            if self._link is None and self._pending and not self._closing:
+                self._open(dial)
+
+        self._redial = asyncio.get_running_loop().call_later(delay, again)
+
+    def close_channel(self) -> Coroutine[Any, Any, None]:
+        """Close the stream (and the channel of a dialled bot): an asyncio awaitable."""
+        self._closing = True
+        if self._redial is not None:
+            self._redial.cancel()
+            self._redial = None
+        if self._link is not None:
+            self._link.close(Fault(FaultKind.UNREACHABLE, "the referee closed the stream"))
+        if self._close_transport is not None:
+            return self._close_transport()
+        return _nothing()
+
+
+async def _nothing() -> None:
+    return None
+
+
+def open_stream_bot(
+    target: str,
+    max_concurrent_calls: int,
+    tls: grpc.ChannelCredentials | None,
+    heartbeat_s: tuple[float, float] = (HEARTBEAT_INTERVAL_S, HEARTBEAT_TIMEOUT_S),
+) -> StreamBot:
+    """A ``StreamBot`` for a stream target: ``outbound://`` waits for its bot to attach, a
+    ``stream://`` or ``stream+tls://`` one gets its channel opened and dials on first use."""
+    if target.startswith(OUTBOUND_SCHEME):
+        return StreamBot(target, max_concurrent_calls, heartbeat_s=heartbeat_s)
+    address = target.removeprefix(STREAM_SCHEME)
+    if target.startswith(STREAM_TLS_SCHEME):
+        address = "tls://" + target.removeprefix(STREAM_TLS_SCHEME)
+    channel = open_channel(address, tls)
+    method: Any = channel.stream_stream(  # type: ignore[call-arg]  # the stubs lack the flag
+        PLAY_METHOD,
+        request_serializer=None,
+        response_deserializer=None,
+        _registered_method=True,
+    )
+
+    def dial(bot: StreamBot) -> Link:
+        call = method()
+        return Link(bot, call.write, call.read, call.cancel)
+
+    return StreamBot(target, max_concurrent_calls, dial, heartbeat_s, channel.close)
