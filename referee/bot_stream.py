@@ -136,6 +136,8 @@ class _Pending:
     done: trio.Event = field(default_factory=trio.Event)
     raw: bytes | None = None
     fault: Fault | None = None
+    answered: bool = False
+    """Set on the host loop as the answer (or fault) arrives, before the trio task wakes."""
 
 
 Write = Callable[[bytes], Awaitable[Any]]
@@ -321,7 +323,7 @@ class StreamBot(BotEndpoint):
             finally:
                 del self._pending[message_id]
             elapsed_us = (time.perf_counter_ns() - started) // 1000
-            if pending.done.is_set():
+            if pending.answered:
                 return CallResult(pending.raw, pending.fault, elapsed_us)
             if self._link is not None:
                 _bounded_add(self._link.withdrawn, message_id)
@@ -347,7 +349,7 @@ class StreamBot(BotEndpoint):
     def _resend(self) -> None:
         assert self._link is not None
         for pending in list(self._pending.values()):
-            if not pending.done.is_set():
+            if not pending.answered:
                 self._link.send(pending.frame)
 
     async def _parsed(
@@ -432,7 +434,7 @@ class StreamBot(BotEndpoint):
             return None  # heard from: that is all a pong says
         if link.withdrawn.pop(message.id, 0) is None:
             return None  # a late answer to a request withdrawn: discarded
-        if pending is None or pending.done.is_set() or body in ("hello", "pong"):
+        if pending is None or pending.answered or body in ("hello", "pong"):
             link.unsolicited += 1
             self.unsolicited_total += 1
             if link.unsolicited > MAX_UNSOLICITED:
@@ -457,6 +459,7 @@ class StreamBot(BotEndpoint):
         return None
 
     def _wake(self, pending: _Pending) -> None:
+        pending.answered = True
         if self._token is None:
             return
         with contextlib.suppress(trio.RunFinishedError):
@@ -471,7 +474,7 @@ class StreamBot(BotEndpoint):
             fault = Fault(FaultKind.UNREACHABLE, "the stream could not be opened")
         if fault is not None:
             for pending in self._pending.values():
-                if not pending.done.is_set():
+                if not pending.answered:
                     pending.fault = fault
                     self._wake(pending)
             log.info("stream to %s closed: %s", self.target, fault.detail)
