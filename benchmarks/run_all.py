@@ -149,6 +149,20 @@ def _referee(data: dict[str, Any]) -> list[Figure]:
                     row["ratio_to_echo"] >= 0.8,
                 )
             )
+    for variant in ("referee, streams in", "referee, streams out"):  # issue 20
+        if variant in rows and "referee" in rows:
+            row, unary = rows[variant], rows["referee"]["calls_per_s"]
+            figures.append(
+                Figure(
+                    "referee",
+                    f"{variant}: decisions per second",
+                    f"{row['calls_per_s']:.0f}",
+                    f"{unary:.0f} (unary referee)",
+                    row["calls_per_s"] / unary,
+                    f"≥ 2.5 × unary; {row['ratio_to_echo']:.2f} × stream echo (≥ 0.8)",
+                    row["calls_per_s"] / unary >= 2.5 and row["ratio_to_echo"] >= 0.8,
+                )
+            )
     if "referee" in rows and "referee + metrics" in rows:
         plain = rows["referee"]["client_us_per_call"]
         metered = rows["referee + metrics"]["client_us_per_call"]

@@ -179,10 +179,11 @@ class Link:
         try:
             while True:
                 await self._write(await self._queue.get())
-        except (grpc.aio.AioRpcError, asyncio.InvalidStateError, RuntimeError) as error:
+        except grpc.aio.AioRpcError as error:
             self.close(_stream_fault(error))
-        except grpc.aio.UsageError:  # the call already ended; the reader says why
-            pass
+        except Exception as error:  # the call ended under the write: a drop, whatever it says
+            log.debug("write on the stream to %s failed: %r", self.bot.target, error)
+            self.close(None)
 
     async def _reader(self) -> None:
         try:
@@ -208,7 +209,8 @@ class Link:
                     return
         except grpc.aio.AioRpcError as error:
             self.close(_stream_fault(error))
-        except (asyncio.InvalidStateError, RuntimeError, grpc.aio.UsageError):
+        except Exception as error:  # the call ended under the read: a drop
+            log.debug("read on the stream to %s failed: %r", self.bot.target, error)
             self.close(None)
 
     async def _heartbeat(self) -> None:
@@ -538,3 +540,49 @@ def open_stream_bot(
         return Link(bot, call.write, call.read, call.cancel)
 
     return StreamBot(target, max_concurrent_calls, dial, heartbeat_s, channel.close)
+
+
+CONNECT_SERVICE = "cardarena.arena.v1.ArenaService"
+CONNECT_METHOD = "ConnectBot"
+
+HELLO_TIMEOUT_S = 10.0
+"""Time a bot that dialled in has to send its hello."""
+
+Accept = Callable[[str, "grpc.aio.ServicerContext[bytes, bytes]"], Awaitable[StreamBot]]
+"""Given the bot id of a hello and the call, the ``StreamBot`` to attach (or abort the call)."""
+
+
+def read_hello(raw: object) -> str:
+    """The bot id of a stream's first message; ``MalformedResponseError`` if it is no hello."""
+    if not isinstance(raw, bytes) or len(raw) > MAX_MESSAGE_BYTES:
+        raise MalformedResponseError("the first message must be a hello")
+    message = parse_strictly(raw, bot_service_pb2.PlayResponse).message
+    if message.WhichOneof("body") != "hello" or not message.hello.bot_id:
+        raise MalformedResponseError("the first message must be a hello naming the bot")
+    return message.hello.bot_id
+
+
+def connect_bot_handler(accept: Accept) -> grpc.RpcMethodHandler[bytes, bytes]:
+    """``ArenaService.ConnectBot`` in bytes: read the hello, ``accept`` it, attach the stream
+    to the bot's ``StreamBot`` until it ends. A second stream for a bot is ALREADY_EXISTS."""
+
+    async def connect_bot(requests: Any, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+        try:
+            raw = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+            bot_id = read_hello(raw)
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "no hello in time")
+        except MalformedResponseError as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        bot = await accept(bot_id, context)
+        await context.send_initial_metadata(())  # before the link writes anything
+        try:
+            link = bot.attach(context.write, context.read)
+        except StreamRefused as error:
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(error))
+        try:
+            await link.closed.wait()
+        finally:
+            link.close(None)  # the call ended (the bot went away): its requests wait for it
+
+    return grpc.stream_stream_rpc_method_handler(connect_bot)
