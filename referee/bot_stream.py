@@ -27,10 +27,10 @@ lives; it wakes the waiting trio task through the trio token, as ``aio_bridge`` 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,6 +121,44 @@ def withdrawal(message_id: int, request_id: int, reason: str) -> bytes:
     """A ``withdrawal`` of ``request_id``, framed."""
     body = bot_service_pb2.Withdrawal(request_id=request_id, reason=reason).SerializeToString()
     return frame(message_id, WITHDRAWAL, body)
+
+
+class _Waker:
+    """Wakes trio tasks from the host loop, many per trio wake-up: each ``run_sync_soon``
+    costs a write to trio's wake-up socket and a hop through its I/O thread, which cost as
+    much as the stream message itself when done once per answer."""
+
+    def __init__(self, token: trio.lowlevel.TrioToken) -> None:
+        self._token = token
+        self._due: list[trio.Event] = []
+
+    def set_soon(self, event: trio.Event) -> None:
+        """Set ``event`` at trio's next tick (with every other event due by then)."""
+        self._due.append(event)
+        if len(self._due) == 1:
+            try:
+                self._token.run_sync_soon(self._flush)
+            except trio.RunFinishedError:  # trio ended: nobody waits any more
+                self._due.clear()
+
+    def _flush(self) -> None:
+        due, self._due = self._due, []
+        for event in due:
+            event.set()
+
+
+_WAKERS: weakref.WeakKeyDictionary[trio.lowlevel.TrioToken, _Waker] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _waker() -> _Waker:
+    """The current trio run's waker (one per run, shared by every bot's stream)."""
+    token = trio.lowlevel.current_trio_token()
+    waker = _WAKERS.get(token)
+    if waker is None:
+        waker = _WAKERS[token] = _Waker(token)
+    return waker
 
 
 class StreamRefused(Exception):
@@ -288,7 +326,7 @@ class StreamBot(BotEndpoint):
         self._backoff_s = REDIAL_BACKOFF_S[0]
         self._redial: asyncio.TimerHandle | None = None
         self._closing = False
-        self._token: trio.lowlevel.TrioToken | None = None
+        self._waker: _Waker | None = None
         self.unsolicited_total = 0
         """Messages that answered nothing in flight, over every stream of this bot."""
         self.connections = 0
@@ -312,8 +350,8 @@ class StreamBot(BotEndpoint):
 
     async def _exchange(self, body_field: int, body: bytes, timeout_s: float) -> CallResult:
         async with self._limiter:
-            if self._token is None:
-                self._token = trio.lowlevel.current_trio_token()
+            if self._waker is None:
+                self._waker = _waker()
             message_id = self.next_id()
             pending = _Pending(frame(message_id, body_field, body), ANSWERS[body_field])
             self._pending[message_id] = pending
@@ -462,10 +500,8 @@ class StreamBot(BotEndpoint):
 
     def _wake(self, pending: _Pending) -> None:
         pending.answered = True
-        if self._token is None:
-            return
-        with contextlib.suppress(trio.RunFinishedError):
-            self._token.run_sync_soon(pending.done.set)
+        if self._waker is not None:
+            self._waker.set_soon(pending.done)
 
     def lost(self, link: Link, fault: Fault | None) -> None:
         """``link`` ended: fail the pending requests now if the bot is at fault (or was never
