@@ -41,6 +41,7 @@ from botkit.tls import ClientTls, ServerTls
 from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
 from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool
+from referee.bot_stream import CONNECT_METHOD, CONNECT_SERVICE, connect_bot_handler
 from referee.games.registry import STATE_CLASSES
 from referee.metrics import Metrics
 from sample_bots.random_bot import make_random_bot
@@ -108,8 +109,11 @@ async def serve(
         if not config.advertise_address:
             config = dataclasses.replace(config, advertise_address=advertised(address))
         arena = Arena(store, pool, metrics, house_address, config, guard)
-        arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(
-            ArenaServicer(store, arena, options.admin_token, limits, peers), server
+        servicer = ArenaServicer(store, arena, options.admin_token, limits, peers)
+        arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)
+        # ConnectBot in bytes (issue 20): registered over the generated handler.
+        server.add_registered_method_handlers(
+            CONNECT_SERVICE, {CONNECT_METHOD: connect_bot_handler(servicer.accept_bot_stream)}
         )
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -18,6 +18,7 @@ import grpc
 import grpc.aio
 
 from arena import fields
+from arena.bot_transport import OUTBOUND, OUTBOUND_UNNAMED, address_part, stored_endpoint
 from arena.endpoint_guard import EndpointRefused, GuardedTarget
 from arena.ladder import Arena
 from arena.limits import (
@@ -43,6 +44,7 @@ from arena.store.repository import (
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
 from cardarena.game.v1 import record_pb2
+from referee.bot_stream import StreamBot
 from referee.codec.common import game_description, option_value, options_from_wire
 from referee.games.api import RulesError
 from referee.games.registry import STATE_CLASSES, game_types, make_game
@@ -197,7 +199,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         """The endpoint checked by the guard (parsed, resolved, every address allowed), or
         INVALID_ARGUMENT with a reason that says nothing about the target."""
         try:
-            target = await self.arena.guard.check(endpoint)
+            target = await self.arena.guard.check(address_part(endpoint))
         except EndpointRefused as refused:
             log.debug("endpoint refused: %s", refused.detail)
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, refused.public)
@@ -224,7 +226,13 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"unknown game {fields.shown(request.game)}; known: {', '.join(STATE_CLASSES)}",
             )
-        target = await self._guarded(context, request.endpoint)
+        try:
+            endpoint = stored_endpoint(request.transport, request.endpoint)
+        except ValueError as error:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        address_key = None
+        if endpoint != OUTBOUND_UNNAMED:  # an outbound bot has no address to check
+            address_key = (await self._guarded(context, endpoint)).address_key
         bot, token = await self._call(
             context,
             self.store.register_bot,
@@ -232,9 +240,9 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             _token(context),
             request.name,
             request.game,
-            request.endpoint,
+            endpoint,
             request.version or "0",
-            target.address_key,
+            address_key,
             self._owner_limits(context),
         )
         return pb.RegisterBotResponse(bot=bot.to_proto(), owner_token=token or "")
@@ -329,8 +337,37 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             context, self.store.standings, ladder.ladder_id, request.limit, request.offset
         )
         total = await self._call(context, self.store.count_entrants, ladder.ladder_id)
+        for standing in standings:
+            self._mark_connected(standing.bot)
         response = pb.GetStandingsResponse(ladder=ladder, standings=standings, total=total)
         return standings_view(response, await self._viewer(context))
+
+    def _mark_connected(self, bot: pb.Bot) -> None:
+        """Say whether an outbound bot's stream is open to this process."""
+        if bot.transport == pb.BOT_TRANSPORT_OUTBOUND:
+            bot.connected = self.arena.pool.connected(OUTBOUND + bot.bot_id)
+
+    async def accept_bot_stream(self, bot_id: str, context: Context) -> StreamBot:
+        """Whose ConnectBot stream this is (``referee.bot_stream.connect_bot_handler``): the
+        bot's owner's token, an outbound bot not retired; else the call is aborted."""
+        token = _token(context)
+        if not token:
+            await _abort(
+                context, grpc.StatusCode.UNAUTHENTICATED, "ConnectBot needs the owner's token"
+            )
+        await _require(context, fields.identifier("bot_id", bot_id))
+        owner = await self._call(context, self.store.token_owner, token)
+        bot = await self._call(context, self.store.bot, bot_id)
+        if owner is None or bot.owner != owner:
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "not this bot's owner's token")
+        if not bot.endpoint.startswith(OUTBOUND):
+            detail = "this bot is registered to be dialled; only outbound bots connect"
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, detail)
+        if bot.state == "retired":
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "this bot is retired")
+        stream_bot = self.arena.pool.get(bot.endpoint)
+        assert isinstance(stream_bot, StreamBot)
+        return stream_bot
 
     async def GetBotProfile(
         self, request: pb.GetBotProfileRequest, context: Context
@@ -372,8 +409,9 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def ConnectBot(
         self, request_iterator: Any, context: Context
     ) -> AsyncIterator[pb.ConnectBotResponse]:
-        """A bot dialling out (issue 20): not served by this build yet."""
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "bots cannot dial out to this arena")
+        """Served in bytes by ``referee.bot_stream.connect_bot_handler`` (see arena/server.py,
+        which registers it over this method); never reached."""
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "ConnectBot is not served here")
         yield pb.ConnectBotResponse()  # never reached: abort raises
 
     async def WatchMatch(

@@ -399,6 +399,11 @@ class BotPool:
         kept = self._kept.get(target)
         return None if kept is None else kept.endpoint.info
 
+    def connected(self, target: str) -> bool:
+        """Whether ``target``'s stream is open now (False for unary endpoints; not a use)."""
+        kept = self._kept.get(target)
+        return kept is not None and bool(getattr(kept.endpoint, "connected", False))
+
     def targets(self) -> list[str]:
         """Every endpoint with an open channel."""
         return list(self._kept)

@@ -147,9 +147,7 @@ class _Waker:
             event.set()
 
 
-_WAKERS: weakref.WeakKeyDictionary[trio.lowlevel.TrioToken, _Waker] = (
-    weakref.WeakKeyDictionary()
-)
+_WAKERS: weakref.WeakKeyDictionary[trio.lowlevel.TrioToken, _Waker] = weakref.WeakKeyDictionary()
 
 
 def _waker() -> _Waker:

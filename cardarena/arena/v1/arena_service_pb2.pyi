@@ -69,6 +69,38 @@ BOT_STATE_UNHEALTHY: BotState.ValueType  # 6
 """Pulled from matchmaking by the health sweep until it answers again."""
 Global___BotState: _TypeAlias = BotState  # noqa: Y015
 
+class _BotTransport:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _BotTransportEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BotTransport.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    BOT_TRANSPORT_UNSPECIFIED: _BotTransport.ValueType  # 0
+    """Not said: a bot serving the unary calls."""
+    BOT_TRANSPORT_UNARY: _BotTransport.ValueType  # 1
+    """The bot serves the unary BotService calls at its endpoint; the referee calls them."""
+    BOT_TRANSPORT_STREAM: _BotTransport.ValueType  # 2
+    """The bot serves BotService.Play at its endpoint; the referee dials one stream for all of
+    its matches.
+    """
+    BOT_TRANSPORT_OUTBOUND: _BotTransport.ValueType  # 3
+    """The bot dials ArenaService.ConnectBot itself (behind NAT, no open port): no endpoint."""
+
+class BotTransport(_BotTransport, metaclass=_BotTransportEnumTypeWrapper):
+    """How the referee reaches a bot (docs/bot-protocol.md)."""
+
+BOT_TRANSPORT_UNSPECIFIED: BotTransport.ValueType  # 0
+"""Not said: a bot serving the unary calls."""
+BOT_TRANSPORT_UNARY: BotTransport.ValueType  # 1
+"""The bot serves the unary BotService calls at its endpoint; the referee calls them."""
+BOT_TRANSPORT_STREAM: BotTransport.ValueType  # 2
+"""The bot serves BotService.Play at its endpoint; the referee dials one stream for all of
+its matches.
+"""
+BOT_TRANSPORT_OUTBOUND: BotTransport.ValueType  # 3
+"""The bot dials ArenaService.ConnectBot itself (behind NAT, no open port): no endpoint."""
+Global___BotTransport: _TypeAlias = BotTransport  # noqa: Y015
+
 class _MatchPhase:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -139,6 +171,8 @@ class Bot(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
     STATE_DETAIL_FIELD_NUMBER: _builtins.int
+    TRANSPORT_FIELD_NUMBER: _builtins.int
+    CONNECTED_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
     """The bot's id."""
     owner: _builtins.str
@@ -160,6 +194,12 @@ class Bot(_message.Message):
     the stored text; public answers a short fixed phrase ("failed validation: unreachable or
     too slow") that names no address and quotes no network error.
     """
+    transport: Global___BotTransport.ValueType
+    """How the referee reaches it."""
+    connected: _builtins.bool
+    """For an outbound bot: whether its ConnectBot stream is open to the arena process that
+    answered (always false for the other transports).
+    """
     def __init__(
         self,
         *,
@@ -171,10 +211,12 @@ class Bot(_message.Message):
         version: _builtins.str = ...,
         state: Global___BotState.ValueType = ...,
         state_detail: _builtins.str = ...,
+        transport: Global___BotTransport.ValueType = ...,
+        connected: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "endpoint", b"endpoint", "game", b"game", "name", b"name", "owner", b"owner", "state", b"state", "state_detail", b"state_detail", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "connected", b"connected", "endpoint", b"endpoint", "game", b"game", "name", b"name", "owner", b"owner", "state", b"state", "state_detail", b"state_detail", "transport", b"transport", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -232,6 +274,7 @@ class RegisterBotRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     ENDPOINT_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    TRANSPORT_FIELD_NUMBER: _builtins.int
     owner: _builtins.str
     """The owner's name; a new name creates the owner, an existing one needs its token."""
     name: _builtins.str
@@ -239,9 +282,13 @@ class RegisterBotRequest(_message.Message):
     game: _builtins.str
     """The game it plays."""
     endpoint: _builtins.str
-    """Where the referee calls it ("host:port")."""
+    """Where the referee calls it ("host:port"; "stream://host:port" is the same as transport
+    BOT_TRANSPORT_STREAM). Empty for an outbound bot.
+    """
     version: _builtins.str
     """Its version (free text)."""
+    transport: Global___BotTransport.ValueType
+    """How the referee reaches it (unspecified: unary calls at the endpoint)."""
     def __init__(
         self,
         *,
@@ -250,10 +297,11 @@ class RegisterBotRequest(_message.Message):
         game: _builtins.str = ...,
         endpoint: _builtins.str = ...,
         version: _builtins.str = ...,
+        transport: Global___BotTransport.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["endpoint", b"endpoint", "game", b"game", "name", b"name", "owner", b"owner", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["endpoint", b"endpoint", "game", b"game", "name", b"name", "owner", b"owner", "transport", b"transport", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,115 @@
+"""Bots over streams in the arena service (issue 20), all real processes: a bot that serves
+Play, a bot that dials out with ConnectBot, and a unary one register, validate and play a
+ladder together; standings say whether the outbound bot is connected; ConnectBot refuses a
+wrong token, a dialled bot and a second stream for one bot."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena.client import ArenaClient
+from arena.local_bots import stop_bot
+from cardarena.arena.v1 import arena_service_pb2 as pb
+from cardarena.arena.v1 import arena_service_pb2_grpc
+from cardarena.bot.v1 import bot_service_pb2
+from tests.helpers import ROOT, random_bots
+from tests.test_ladder_e2e import (
+    ADMIN,
+    arena_service,
+    finished,
+    quick_ladder,
+    wait_active,
+    wait_for,
+)
+
+
+@contextmanager
+def outbound_bot(arena: str, bot_id: str, token: str) -> Iterator[subprocess.Popen[str]]:
+    """A sample random bot dialling ``arena`` as ``bot_id`` (``--connect``)."""
+    command = [sys.executable, "-m", "sample_bots", "random", "--seed", "3", "--connect", arena]
+    command += ["--bot-id", bot_id, "--token", token]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, text=True, cwd=ROOT)
+    try:
+        yield process
+    finally:
+        stop_bot(process)
+
+
+def register(client: ArenaClient, owner: str, **fields: object) -> tuple[str, str]:
+    request = pb.RegisterBotRequest(owner=owner, name="b", game="oh-hell", version="1", **fields)  # type: ignore[arg-type]
+    response = client.call("RegisterBot", request)
+    return response.bot.bot_id, response.owner_token
+
+
+def standing_of(client: ArenaClient, ladder: str, bot_id: str) -> pb.Standing:
+    response: pb.GetStandingsResponse = client.call(
+        "GetStandings", pb.GetStandingsRequest(ladder=ladder)
+    )
+    return next(s for s in response.standings if s.bot.bot_id == bot_id)
+
+
+def connect_status(arena: str, bot_id: str, token: str) -> grpc.StatusCode:
+    """Open a ConnectBot stream, say hello, and return how the arena ends it (OK: it kept it
+    open until we hung up)."""
+    with grpc.insecure_channel(arena) as channel:
+        stub = arena_service_pb2_grpc.ArenaServiceStub(channel)
+        hello = pb.ConnectBotRequest(
+            message=bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id))
+        )
+        call = stub.ConnectBot(
+            iter([hello]), metadata=(("authorization", f"Bearer {token}"),), timeout=3
+        )
+        try:
+            for _ in call:
+                pass
+        except grpc.RpcError as error:
+            return error.code()
+    return grpc.StatusCode.OK
+
+
+def test_stream_and_outbound_bots_validate_and_play_a_ladder(tmp_path: Path) -> None:
+    with arena_service(tmp_path) as service, random_bots(2, seed=9) as bots:
+        client = service.client()
+        unary_id, _ = register(client, "una", endpoint=bots[0].address)
+        stream_id, stream_token = register(
+            client, "stre", endpoint=bots[1].address, transport=pb.BOT_TRANSPORT_STREAM
+        )
+        out_id, token = register(client, "outb", transport=pb.BOT_TRANSPORT_OUTBOUND)
+        profile = client.call("GetBotProfile", pb.GetBotProfileRequest(bot_id=out_id))
+        assert profile.bot.transport == pb.BOT_TRANSPORT_OUTBOUND and profile.bot.endpoint == ""
+        with outbound_bot(service.address, out_id, token) as dialling:
+            wait_active(client, [unary_id, stream_id, out_id])
+            admin = service.client(ADMIN)
+            admin.call("CreateLadder", quick_ladder("mixed"))
+            wait_for(lambda: finished(client, "mixed") >= 2, what="two ladder matches")
+            line = standing_of(client, "mixed", out_id)
+            assert line.bot.connected and line.matches >= 1
+            assert standing_of(client, "mixed", stream_id).bot.transport == pb.BOT_TRANSPORT_STREAM
+            # one stream per bot; only the owner's token; only outbound bots connect
+            status = partial(connect_status, service.address)
+            assert status(out_id, token) == grpc.StatusCode.ALREADY_EXISTS
+            assert status(out_id, "cao_wrong") == grpc.StatusCode.PERMISSION_DENIED
+            assert status(stream_id, stream_token) == grpc.StatusCode.FAILED_PRECONDITION
+            assert dialling.poll() is None  # the first stream is unaffected
+        wait_for(
+            lambda: not standing_of(client, "mixed", out_id).bot.connected,
+            what="the outbound bot shown disconnected",
+        )
+
+
+def test_an_outbound_registration_with_an_endpoint_is_refused(tmp_path: Path) -> None:
+    with arena_service(tmp_path) as service:
+        with pytest.raises(grpc.RpcError) as refused:
+            register(
+                service.client(), "x", endpoint="127.0.0.1:1", transport=pb.BOT_TRANSPORT_OUTBOUND
+            )
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "no endpoint" in str(refused.value.details())
