@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 
 from botkit import Bot, connect, serve
@@ -58,13 +59,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         "needs --bot-id and --token)",
     )
     parser.add_argument("--bot-id", help="with --connect: the bot's id from registration")
-    parser.add_argument("--token", help="with --connect: its owner's token")
+    parser.add_argument("--token", help="with --connect: its owner's token ('-': read stdin)")
     args = parser.parse_args(argv)
     if args.max_concurrent_matches < 0:
         parser.error("--max-concurrent-matches must be 0 or more")
     if args.connect:
         if not args.bot_id or not args.token:
             parser.error("--connect needs --bot-id and --token")
+        if args.token == "-":
+            args.token = sys.stdin.readline().strip()
         connect(
             BOTS[args.kind](args.seed), arena=args.connect, token=args.token, bot_id=args.bot_id
         )
