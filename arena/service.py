@@ -337,15 +337,23 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             context, self.store.standings, ladder.ladder_id, request.limit, request.offset
         )
         total = await self._call(context, self.store.count_entrants, ladder.ladder_id)
-        for standing in standings:
-            self._mark_connected(standing.bot)
+        await self._mark_connected(context, [standing.bot for standing in standings])
         response = pb.GetStandingsResponse(ladder=ladder, standings=standings, total=total)
         return standings_view(response, await self._viewer(context))
 
-    def _mark_connected(self, bot: pb.Bot) -> None:
-        """Say whether an outbound bot's stream is open to this process."""
-        if bot.transport == pb.BOT_TRANSPORT_OUTBOUND:
-            bot.connected = self.arena.pool.connected(OUTBOUND + bot.bot_id)
+    async def _mark_connected(self, context: Context, bots: list[pb.Bot]) -> None:
+        """Say which outbound bots have a stream open to a live arena process (any)."""
+        outbound = [bot for bot in bots if bot.transport == pb.BOT_TRANSPORT_OUTBOUND]
+        if not outbound:
+            return
+        ids = [bot.bot_id for bot in outbound]
+        connected = await self._call(context, self.arena.coordination.connected_bots, ids)
+        for bot in outbound:
+            bot.connected = bot.bot_id in connected
+
+    def is_admin(self, context: Context) -> bool:
+        """Whether the call carries the admin token (what arena peers send)."""
+        return self._is_admin(context)
 
     async def accept_bot_stream(self, bot_id: str, context: Context) -> StreamBot:
         """Whose ConnectBot stream this is (``referee.bot_stream.connect_bot_handler``): the
@@ -413,6 +421,14 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         which registers it over this method); never reached."""
         await context.abort(grpc.StatusCode.UNIMPLEMENTED, "ConnectBot is not served here")
         yield pb.ConnectBotResponse()  # never reached: abort raises
+
+    async def RelayBot(
+        self, request_iterator: Any, context: Context
+    ) -> AsyncIterator[pb.RelayBotResponse]:
+        """Served in bytes by ``arena.bot_relay.relay_bot_handler`` (registered over this
+        method in arena/server.py); never reached."""
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "RelayBot is not served here")
+        yield pb.RelayBotResponse()  # never reached: abort raises
 
     async def WatchMatch(
         self, request: pb.WatchMatchRequest, context: Context

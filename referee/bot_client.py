@@ -328,6 +328,9 @@ class BotPool:
     ) -> None:
         self._kept: dict[str, _Kept] = {}
         self._heartbeat_s = heartbeat_s
+        self.outbound_dial: Any = None
+        """How to reach an ``outbound://`` bot attached to another arena process (set by the
+        arena: ``arena.bot_relay``); None: only bots attached here are reached."""
         self._max_concurrent_calls = max_concurrent_calls
         self._tls = None if tls is None else tls.credentials()
         self._clock = clock
@@ -348,7 +351,9 @@ class BotPool:
         if target.startswith(STREAM_SCHEMES):  # issue 20: a bot on one multiplexed stream
             from referee import bot_stream  # it builds on this module
 
-            extra = {} if self._heartbeat_s is None else {"heartbeat_s": self._heartbeat_s}
+            extra: dict[str, Any] = {"outbound_dial": self.outbound_dial}
+            if self._heartbeat_s is not None:
+                extra["heartbeat_s"] = self._heartbeat_s
             return bot_stream.open_stream_bot(
                 target, self._max_concurrent_calls, self._tls, **extra
             )
@@ -398,6 +403,11 @@ class BotPool:
         """``target``'s last good GetInfo answer while its channel is open (not a use)."""
         kept = self._kept.get(target)
         return None if kept is None else kept.endpoint.info
+
+    def peek(self, target: str) -> BotEndpoint | None:
+        """``target``'s endpoint if it is open now (not a use: nothing is opened)."""
+        kept = self._kept.get(target)
+        return None if kept is None else kept.endpoint
 
     def connected(self, target: str) -> bool:
         """Whether ``target``'s stream is open now (False for unary endpoints; not a use)."""

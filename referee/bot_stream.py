@@ -186,10 +186,18 @@ class Link:
     stream ending) calls ``StreamBot.lost`` once."""
 
     def __init__(
-        self, bot: StreamBot, write: Write, read: Read, cancel: Callable[[], Any] | None
+        self,
+        bot: StreamBot,
+        write: Write,
+        read: Read,
+        cancel: Callable[[], Any] | None,
+        *,
+        start: bool = True,
     ) -> None:
         self.bot = bot
         self._write, self._read, self._cancel = write, read, cancel
+        self.relayed = False
+        """Whether this stream goes to another arena process (``RelayBot``), not the bot."""
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self.received = 0
         self.unsolicited = 0
@@ -199,12 +207,46 @@ class Link:
         """Requests withdrawn on this stream, most recent last: a late answer is no flood."""
         self.last_heard = time.monotonic()
         self.closed = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        if start:
+            self._start()
+
+    def _start(self) -> None:
         loop = asyncio.get_running_loop()
-        self._tasks = [
+        self._tasks += [
             loop.create_task(self._writer()),
             loop.create_task(self._reader()),
             loop.create_task(self._heartbeat()),
         ]
+
+    @classmethod
+    def opening(cls, bot: StreamBot, open_call: Callable[[], Awaitable[Any]]) -> Link:
+        """A link whose call ``open_call`` makes first (None: nowhere to open it, a drop);
+        what is sent meanwhile waits in the queue. Used for relays to another process."""
+
+        async def never(*_: object) -> None:
+            raise AssertionError("the link is not open yet")
+
+        link = cls(bot, never, never, None, start=False)
+        link.relayed = True
+
+        async def start() -> None:
+            try:
+                call = await open_call()
+            except Exception as error:
+                log.info("no relay to %s: %r", bot.target, error)
+                call = None
+            if call is None:
+                link.close(None)
+                return
+            link._write, link._read, link._cancel = call.write, call.read, call.cancel
+            if link.closed.is_set():
+                call.cancel()
+                return
+            link._start()
+
+        link._tasks.append(asyncio.get_running_loop().create_task(start()))
+        return link
 
     def send(self, data: bytes) -> None:
         """Queue ``data`` (a framed RefereeMessage) for writing."""
@@ -315,6 +357,11 @@ class StreamBot(BotEndpoint):
         self.info: bot_service_pb2.GetInfoResponse | None = None
         self.heartbeat_s = heartbeat_s
         self._dial = dial
+        self.outbound = target.startswith(OUTBOUND_SCHEME)
+        """A bot that dials in; ``dial`` (if any) reaches it through another arena process."""
+        self._relays: set[_Relay] = set()
+        self._relayed: dict[int, tuple[_Relay, int]] = {}
+        """Requests forwarded for other arena processes: our id → (relay, their id)."""
         self._close_transport = close_transport
         self._limiter = trio.CapacityLimiter(max_concurrent_calls)
         self._ids = itertools.count(1)
@@ -342,9 +389,14 @@ class StreamBot(BotEndpoint):
         return self._link is not None
 
     @property
+    def directly_connected(self) -> bool:
+        """Whether the bot's own stream is open to this process (not a relay)."""
+        return self._link is not None and not self._link.relayed
+
+    @property
     def keep_open(self) -> bool:
         """A bot that dialled in stays attached while its stream is open, used or not."""
-        return self._dial is None and self._link is not None
+        return self.outbound and self.directly_connected
 
     async def _exchange(self, body_field: int, body: bytes, timeout_s: float) -> CallResult:
         async with self._limiter:
@@ -451,6 +503,8 @@ class StreamBot(BotEndpoint):
 
     def attach(self, write: Write, read: Read, cancel: Callable[[], Any] | None = None) -> Link:
         """Adopt a stream the bot opened; ``StreamRefused`` if one is open already."""
+        if self._link is not None and self._link.relayed:
+            self._link.close(None)  # the bot came here: no need to go through another process
         if self._link is not None:
             raise StreamRefused("this bot already has a stream open")
         if self._closing:
@@ -466,6 +520,10 @@ class StreamBot(BotEndpoint):
             message = bot_service_pb2.PlayResponse.FromString(raw).message
         except DecodeError:
             return Fault(FaultKind.MALFORMED_RESPONSE, f"{len(raw)} bytes that are no BotMessage")
+        relayed = self._relayed.pop(message.id, None)
+        if relayed is not None:
+            relayed[0].answer(relayed[1], message)
+            return None
         body = message.WhichOneof("body")
         pending = self._pending.get(message.id)
         if body == "pong" and link.pings.pop(message.id, 0) is None:
@@ -506,7 +564,10 @@ class StreamBot(BotEndpoint):
         reachable), else keep them for a reconnect; dial again if this bot is dialled."""
         if self._link is link:
             self._link = None
-        if fault is None and not self._ever_connected and self._dial is not None:
+        if not link.relayed:
+            for relay in list(self._relays):
+                relay.close()  # the other processes look for the bot again
+        if fault is None and not self._ever_connected and not self.outbound and self._dial:
             fault = Fault(FaultKind.UNREACHABLE, "the stream could not be opened")
         if fault is not None:
             for pending in self._pending.values():
@@ -531,6 +592,12 @@ class StreamBot(BotEndpoint):
 
         self._redial = asyncio.get_running_loop().call_later(delay, again)
 
+    def open_relay(self, write: Write) -> _Relay:
+        """Forward another arena process's requests on this bot's stream (``RelayBot``)."""
+        relay = _Relay(self, write)
+        self._relays.add(relay)
+        return relay
+
     def close_channel(self) -> Coroutine[Any, Any, None]:
         """Close the stream (and the channel of a dialled bot): an asyncio awaitable."""
         self._closing = True
@@ -544,6 +611,88 @@ class StreamBot(BotEndpoint):
         return _nothing()
 
 
+MAX_RELAYED = 4096
+"""Requests one relay may have in flight on the bot's stream."""
+
+
+class _Relay:
+    """Another arena process's requests on a bot's stream here: each sent under an id of this
+    stream, its answer sent back under the other process's id (``RelayBot``)."""
+
+    def __init__(self, bot: StreamBot, write: Write) -> None:
+        self.bot = bot
+        self._write = write
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._ours: dict[int, int] = {}
+        """Their id → ours, for the requests in flight."""
+        self.closed = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._writer())
+
+    def forward(self, raw: bytes) -> None:
+        """One message from the other process; anything wrong ends the relay."""
+        link = self.bot._link
+        try:
+            message = bot_service_pb2.PlayRequest.FromString(raw).message
+        except DecodeError:
+            message = None
+        if message is None or len(raw) > MAX_MESSAGE_BYTES:
+            self.close()
+            return
+        body = message.WhichOneof("body")
+        if body == "ping":
+            self._send(bot_service_pb2.BotMessage(id=message.id, pong=bot_service_pb2.Pong()))
+            return
+        if link is None or link.relayed or len(self._ours) >= MAX_RELAYED:
+            self.close()
+            return
+        if body == "withdrawal":
+            ours = self._ours.pop(message.withdrawal.request_id, None)
+            if ours is not None:
+                self.bot._relayed.pop(ours, None)
+                _bounded_add(link.withdrawn, ours)
+                link.send(withdrawal(self.bot.next_id(), ours, message.withdrawal.reason))
+            return
+        ours = self.bot.next_id()
+        self._ours[message.id] = ours
+        self.bot._relayed[ours] = (self, message.id)
+        message.id = ours
+        link.send(bot_service_pb2.PlayRequest(message=message).SerializeToString())
+
+    def answer(self, theirs: int, message: bot_service_pb2.BotMessage) -> None:
+        """The bot answered a relayed request."""
+        self._ours.pop(theirs, None)
+        message.id = theirs
+        self._send(message)
+
+    def _send(self, message: bot_service_pb2.BotMessage) -> None:
+        if not self.closed.is_set():
+            self._queue.put_nowait(
+                bot_service_pb2.PlayResponse(message=message).SerializeToString()
+            )
+
+    async def _writer(self) -> None:
+        try:
+            while True:
+                await self._write(await self._queue.get())
+        except Exception:  # the other process went away
+            self.close()
+
+    def close(self) -> None:
+        """Stop relaying: what is in flight is withdrawn from the bot."""
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        if self._task is not asyncio.current_task():
+            self._task.cancel()
+        link = self.bot._link
+        for ours in self._ours.values():
+            self.bot._relayed.pop(ours, None)
+            if link is not None and not link.relayed:
+                _bounded_add(link.withdrawn, ours)
+        self._ours.clear()
+        self.bot._relays.discard(self)
+
+
 async def _nothing() -> None:
     return None
 
@@ -553,11 +702,13 @@ def open_stream_bot(
     max_concurrent_calls: int,
     tls: grpc.ChannelCredentials | None,
     heartbeat_s: tuple[float, float] = (HEARTBEAT_INTERVAL_S, HEARTBEAT_TIMEOUT_S),
+    outbound_dial: Callable[[StreamBot], Link] | None = None,
 ) -> StreamBot:
-    """A ``StreamBot`` for a stream target: ``outbound://`` waits for its bot to attach, a
+    """A ``StreamBot`` for a stream target: ``outbound://`` waits for its bot to attach (or,
+    with ``outbound_dial``, reaches it through the arena process it is attached to), a
     ``stream://`` or ``stream+tls://`` one gets its channel opened and dials on first use."""
     if target.startswith(OUTBOUND_SCHEME):
-        return StreamBot(target, max_concurrent_calls, heartbeat_s=heartbeat_s)
+        return StreamBot(target, max_concurrent_calls, outbound_dial, heartbeat_s)
     address = target.removeprefix(STREAM_SCHEME)
     if target.startswith(STREAM_TLS_SCHEME):
         address = "tls://" + target.removeprefix(STREAM_TLS_SCHEME)
@@ -596,9 +747,14 @@ def read_hello(raw: object) -> str:
     return message.hello.bot_id
 
 
-def connect_bot_handler(accept: Accept) -> grpc.RpcMethodHandler[bytes, bytes]:
+def connect_bot_handler(
+    accept: Accept,
+    opened: Callable[[str], Awaitable[None]] | None = None,
+    closed: Callable[[str], Awaitable[None]] | None = None,
+) -> grpc.RpcMethodHandler[bytes, bytes]:
     """``ArenaService.ConnectBot`` in bytes: read the hello, ``accept`` it, attach the stream
-    to the bot's ``StreamBot`` until it ends. A second stream for a bot is ALREADY_EXISTS."""
+    to the bot's ``StreamBot`` until it ends (``opened`` and ``closed`` are told the bot id).
+    A second stream for a bot is ALREADY_EXISTS."""
 
     async def connect_bot(requests: Any, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
         try:
@@ -615,8 +771,12 @@ def connect_bot_handler(accept: Accept) -> grpc.RpcMethodHandler[bytes, bytes]:
         except StreamRefused as error:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(error))
         try:
+            if opened is not None:
+                await opened(bot_id)
             await link.closed.wait()
         finally:
             link.close(None)  # the call ended (the bot went away): its requests wait for it
+            if closed is not None:
+                await asyncio.shield(closed(bot_id))
 
     return grpc.stream_stream_rpc_method_handler(connect_bot)

@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 
 import grpc
+import psycopg
 import pytest
 
 from arena.client import ArenaClient
@@ -21,6 +22,7 @@ from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
 from cardarena.bot.v1 import bot_service_pb2
 from tests.helpers import ROOT, random_bots
+from tests.stores import postgres_available, postgres_url
 from tests.test_ladder_e2e import (
     ADMIN,
     arena_service,
@@ -29,6 +31,7 @@ from tests.test_ladder_e2e import (
     wait_active,
     wait_for,
 )
+from tests.test_scale_out import worker
 
 
 @contextmanager
@@ -113,3 +116,35 @@ def test_an_outbound_registration_with_an_endpoint_is_refused(tmp_path: Path) ->
             )
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "no endpoint" in str(refused.value.details())
+
+
+@pytest.mark.skipif(not postgres_available(), reason="no PostgreSQL server")
+def test_an_outbound_bot_connected_to_one_process_plays_matches_another_referees(
+    tmp_path: Path,
+) -> None:
+    """Process A only serves the API (the bot dials it); process B referees every match, so
+    each decision of the outbound bot goes B → RelayBot → A → the bot's stream → back."""
+    with (
+        postgres_url() as url,
+        random_bots(2, seed=21) as bots,
+        worker(url, "alpha", tmp_path, "--role", "api") as alpha,
+        worker(url, "beta", tmp_path) as beta,
+    ):
+        client = ArenaClient(alpha.address, timeout_s=10)
+        ids = [register(client, f"u{i}", endpoint=bot.address)[0] for i, bot in enumerate(bots)]
+        out_id, token = register(client, "outb", transport=pb.BOT_TRANSPORT_OUTBOUND)
+        with outbound_bot(alpha.address, out_id, token):
+            wait_active(client, [*ids, out_id])  # validated by beta, through alpha
+            ArenaClient(beta.address, ADMIN, timeout_s=10).call(
+                "CreateLadder", quick_ladder("relayed")
+            )
+            wait_for(lambda: finished(client, "relayed") >= 2, timeout_s=120, what="matches")
+            seen_from_beta = ArenaClient(beta.address, timeout_s=10)
+            line = standing_of(seen_from_beta, "relayed", out_id)
+            assert line.bot.connected  # the store says where it is: every process sees it
+            assert line.matches >= 1 and line.fault_rate == 0
+        with psycopg.connect(url) as connection:
+            referees = connection.execute(
+                "SELECT DISTINCT claimed_by FROM matches WHERE status = 'finished'"
+            ).fetchall()
+        assert referees == [("beta",)]

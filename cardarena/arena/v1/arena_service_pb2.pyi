@@ -1916,3 +1916,57 @@ class ConnectBotResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ConnectBotResponse: _TypeAlias = ConnectBotResponse  # noqa: Y015
+
+@_typing.final
+class RelayBotRequest(_message.Message):
+    """One message from an arena process on a RelayBot stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    BOT_ID_FIELD_NUMBER: _builtins.int
+    bot_id: _builtins.str
+    """The outbound bot whose stream the messages go to (first message only)."""
+    @_builtins.property
+    def message(self) -> _bot_service_pb2.RefereeMessage:
+        """A message for the bot, with this stream's ids (the first message of the stream carries
+        none).
+        """
+
+    def __init__(
+        self,
+        *,
+        message: _bot_service_pb2.RefereeMessage | None = ...,
+        bot_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RelayBotRequest: _TypeAlias = RelayBotRequest  # noqa: Y015
+
+@_typing.final
+class RelayBotResponse(_message.Message):
+    """One message to an arena process on a RelayBot stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def message(self) -> _bot_service_pb2.BotMessage:
+        """The bot's answer, with the id of the relayed request."""
+
+    def __init__(
+        self,
+        *,
+        message: _bot_service_pb2.BotMessage | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RelayBotResponse: _TypeAlias = RelayBotResponse  # noqa: Y015

@@ -95,6 +95,11 @@ class ArenaServiceStub:
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotRequest.SerializeToString,
                 response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotResponse.FromString,
                 _registered_method=True)
+        self.RelayBot = channel.stream_stream(
+                '/cardarena.arena.v1.ArenaService/RelayBot',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotResponse.FromString,
+                _registered_method=True)
         self.CreateOwner = channel.unary_unary(
                 '/cardarena.arena.v1.ArenaService/CreateOwner',
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateOwnerRequest.SerializeToString,
@@ -238,6 +243,16 @@ class ArenaServiceServicer:
         the bot owner's token. One stream per bot: a second one is refused (ALREADY_EXISTS) while
         the first is open. A bot that reconnects before a decision's time runs out gets the
         pending request again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RelayBot(self, request_iterator, context):
+        """Between arena processes only (the admin token): carries the messages of the matches one
+        process referees to an outbound bot whose ConnectBot stream is open to another (this
+        one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
+        has no stream open here; the stream ends when the bot's does.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -387,6 +402,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.ConnectBot,
                     request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotRequest.FromString,
                     response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotResponse.SerializeToString,
+            ),
+            'RelayBot': grpc.stream_stream_rpc_method_handler(
+                    servicer.RelayBot,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotResponse.SerializeToString,
             ),
             'CreateOwner': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateOwner,
@@ -764,6 +784,33 @@ class ArenaService:
             '/cardarena.arena.v1.ArenaService/ConnectBot',
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotRequest.SerializeToString,
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RelayBot(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/cardarena.arena.v1.ArenaService/RelayBot',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -74,6 +74,12 @@ class ArenaServiceStub:
     the first is open. A bot that reconnects before a decision's time runs out gets the
     pending request again.
     """
+    RelayBot: _grpc.StreamStreamMultiCallable[_arena_service_pb2.RelayBotRequest, _arena_service_pb2.RelayBotResponse]
+    """Between arena processes only (the admin token): carries the messages of the matches one
+    process referees to an outbound bot whose ConnectBot stream is open to another (this
+    one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
+    has no stream open here; the stream ends when the bot's does.
+    """
     CreateOwner: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateOwnerRequest, _arena_service_pb2.CreateOwnerResponse]
     """-- identity and operator controls (docs/operating-limits.md) --
 
@@ -153,6 +159,12 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     the bot owner's token. One stream per bot: a second one is refused (ALREADY_EXISTS) while
     the first is open. A bot that reconnects before a decision's time runs out gets the
     pending request again.
+    """
+    RelayBot: _aio.StreamStreamMultiCallable[_arena_service_pb2.RelayBotRequest, _arena_service_pb2.RelayBotResponse]  # type: ignore[assignment]
+    """Between arena processes only (the admin token): carries the messages of the matches one
+    process referees to an outbound bot whose ConnectBot stream is open to another (this
+    one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
+    has no stream open here; the stream ends when the bot's does.
     """
     CreateOwner: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateOwnerRequest, _arena_service_pb2.CreateOwnerResponse]  # type: ignore[assignment]
     """-- identity and operator controls (docs/operating-limits.md) --
@@ -302,6 +314,18 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         the bot owner's token. One stream per bot: a second one is refused (ALREADY_EXISTS) while
         the first is open. A bot that reconnects before a decision's time runs out gets the
         pending request again.
+        """
+
+    @_abc_1.abstractmethod
+    def RelayBot(
+        self,
+        request_iterator: _MaybeAsyncIterator[_arena_service_pb2.RelayBotRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_service_pb2.RelayBotResponse], _abc.AsyncIterator[_arena_service_pb2.RelayBotResponse]]:
+        """Between arena processes only (the admin token): carries the messages of the matches one
+        process referees to an outbound bot whose ConnectBot stream is open to another (this
+        one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
+        has no stream open here; the stream ends when the bot's does.
         """
 
     @_abc_1.abstractmethod
