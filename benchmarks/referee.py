@@ -95,6 +95,15 @@ def referee_client(args: argparse.Namespace) -> dict[str, float]:
         if args.stream:
             targets = [f"stream://{target}" for target in targets]
         server = None
+        if args.relay:  # outbound bots attached to another process: reach them through it
+            from arena.bot_relay import relay_dialer
+            from arena.peers import PeerChannels
+
+            async def locate(bot_id: str) -> str:
+                return str(args.relay)
+
+            pool.outbound_dial = relay_dialer(locate, PeerChannels(), "bench")
+            targets = [f"outbound://b{index}" for index in range(args.seats)]
         if args.listen:
             server = await aio_bridge.await_aio(lambda: listen_for_bots(pool, args.listen))
             targets = [f"outbound://b{index}" for index in range(args.seats)]
@@ -202,10 +211,11 @@ LABELS = {
     "stream_echo": "raw stream echo",
     "referee_stream_in": "referee, streams in",
     "referee_stream_out": "referee, streams out",
+    "referee_stream_relayed": "referee, out via relay",
 }
 """Every variant, in the order rows are printed."""
 
-STREAMED = ("stream_echo", "referee_stream_in", "referee_stream_out")
+STREAMED = ("stream_echo", "referee_stream_in", "referee_stream_out", "referee_stream_relayed")
 """Variants whose × column is against ``stream_echo`` (the others: against ``echo``)."""
 
 
@@ -228,6 +238,28 @@ def run_outbound(referee: Sequence[str], seats: int) -> dict[str, float]:
         return run_client([*referee, "--listen", str(port)], process.pid)
     finally:
         stop_bot(process, grace_s=10)
+
+
+def run_relayed(referee: Sequence[str], seats: int) -> dict[str, float]:
+    """One ``referee_stream_relayed`` run: the bots dial a relay process (the arena process
+    they are connected to, ``benchmarks.servers.relay``), and the referee reaches them
+    through its RelayBot, as one arena process plays another's outbound bots. The relay
+    and the bots share the server CPU; the relay's CPU is reported as ``relay_cpu_s``."""
+    with server(
+        "benchmarks.servers.relay", "--cpu", str(SERVER_CPU), "--max-seconds", "600"
+    ) as relay:
+        address = relay.targets[0]
+        ids = ",".join(f"b{index}" for index in range(seats))
+        bots = [sys.executable, "-m", "benchmarks.servers.bot", "--cpu", str(SERVER_CPU)]
+        bots += ["--connect", address, "--bot-ids", ids, "--max-seconds", "600"]
+        process = subprocess.Popen(bots, stdout=subprocess.DEVNULL, cwd=ROOT)
+        try:
+            before = proc_cpu_seconds(relay.process.pid)
+            result = run_client([*referee, "--relay", address], process.pid)
+            result["relay_cpu_s"] = proc_cpu_seconds(relay.process.pid) - before
+            return result
+        finally:
+            stop_bot(process, grace_s=10)
 
 
 def wire_sizes(game_name: str, seats: int) -> tuple[int, int]:
@@ -277,6 +309,7 @@ def main() -> None:
     parser.add_argument("--metrics", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--stream", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--listen", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--relay", default="", help=argparse.SUPPRESS)
     parser.add_argument("--targets", nargs="*", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--server-pid", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -311,6 +344,7 @@ def main() -> None:
             "stream_echo": partial(run_client, [*echo_client, "--stream"], echo.process.pid),
             "referee_stream_in": partial(run_client, [*me, "--stream"], bots.process.pid),
             "referee_stream_out": partial(run_outbound, me, args.seats),
+            "referee_stream_relayed": partial(run_relayed, me, args.seats),
         }
         order = list(variants)
         for round_index in range(args.rounds):
@@ -357,6 +391,10 @@ def main() -> None:
             "server_us_per_call": figure(name, "server_us"),
             "faults": sum(run.get("faults", 0) for run in results[name]),
         }
+        if name == "referee_stream_relayed":  # the relay's CPU over the whole run (warm-up too)
+            row["relay_us_per_call"] = statistics.median(
+                run["relay_cpu_s"] / max(run["calls"], 1) * 1e6 for run in results[name]
+            )
         rows.append(row)
         print(
             f"{row['variant']:24} {row['calls_per_s']:9.0f} {row['ratio_to_echo']:7.2f} "
@@ -364,12 +402,17 @@ def main() -> None:
             f"{row['server_us_per_call']:15.1f}"
         )
     unary_rate = figure("referee", "rate")
-    for name in ("referee_stream_in", "referee_stream_out"):
+    for name in ("referee_stream_in", "referee_stream_out", "referee_stream_relayed"):
         print(
             f"{LABELS[name]}: {figure(name, 'rate') / unary_rate:.2f} × the unary referee "
             f"(target ≥ 2.5), {figure(name, 'rate') / stream_echo_rate:.2f} × stream_echo "
             "(target ≥ 0.8)"
         )
+    relayed = rows[-1]
+    print(
+        f"relay process: {relayed.get('relay_us_per_call', 0):.0f} µs CPU per relayed decision "
+        "(over the whole run, warm-up included)"
+    )
     off_us = float(rows[1]["client_us_per_call"])  # type: ignore[arg-type]
     on_us = float(rows[2]["client_us_per_call"])  # type: ignore[arg-type]
     calls_us = metric_calls_us(args.game)
