@@ -9,12 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import grpc
+import grpc.aio
 import pytest
 
-from arena.local_bots import BotProcess
+from arena.local_bots import BotProcess, free_port
 from cardarena.game.v1 import record_pb2
+from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool
-from referee.bot_stream import MAX_UNSOLICITED, StreamBot
+from referee.bot_stream import (
+    CONNECT_METHOD,
+    CONNECT_SERVICE,
+    MAX_UNSOLICITED,
+    StreamBot,
+    connect_bot_handler,
+)
 from referee.codec.untrusted import MAX_DETAIL_CHARS
 from referee.games.registry import make_game
 from referee.match import TimeControl
@@ -135,3 +144,58 @@ def test_a_match_over_streams_is_the_same_match_as_over_unary_calls() -> None:
     assert [m.action for m in streamed.moves] == [m.action for m in unary.moves]
     assert not any(move.fault for move in streamed.moves)
     assert streamed.seats[0].endpoint.startswith("stream://")
+
+
+def play_outbound(match: MatchSpec) -> tuple[record_pb2.MatchRecord, StreamBot]:
+    """Play ``match`` whose seat 0 is ``outbound://x``, listening for ConnectBot on the port
+    ``match`` was made for (``OUTBOUND_PORT``) as the arena does."""
+
+    async def main(pool: BotPool) -> tuple[record_pb2.MatchRecord, StreamBot]:
+        async def accept(bot_id: str, context: object) -> StreamBot:
+            bot = pool.get(f"outbound://{bot_id}")
+            assert isinstance(bot, StreamBot)
+            return bot
+
+        async def listen() -> grpc.aio.Server:
+            server = grpc.aio.server()
+            handler = connect_bot_handler(accept)
+            server.add_registered_method_handlers(CONNECT_SERVICE, {CONNECT_METHOD: handler})
+            server.add_insecure_port(f"127.0.0.1:{OUTBOUND_PORT}")
+            await server.start()
+            return server
+
+        server = await await_aio(listen)
+        try:
+            record = await play_match(match, pool)
+        finally:
+            await await_aio(lambda: server.stop(0))
+        bot = pool.get("outbound://x")
+        assert isinstance(bot, StreamBot)
+        return record, bot
+
+    return run_on_bridge(main)
+
+
+OUTBOUND_PORT = free_port()
+
+
+def test_an_outbound_bot_that_reconnects_in_time_resumes_its_match(
+    two_random_bots: list[BotProcess],
+) -> None:
+    dial = ["--connect", f"127.0.0.1:{OUTBOUND_PORT}", "--bot-id", "x"]
+    for bad in stream_bot("drop", "--after", "4", "--times", "1", *dial):
+        targets = ["outbound://x", *(b.address for b in two_random_bots)]
+        record, bot = play_outbound(MatchSpec(GAME, targets, seed=3, time_control=FAST))
+        assert bad.process.poll() is None
+    assert record.status == record_pb2.MATCH_STATUS_COMPLETED
+    assert faults_of(record, 0) == []  # the request in flight was sent again on the new stream
+    assert bot.connections == 2
+
+
+def test_an_outbound_bot_that_does_not_come_back_is_unreachable_not_timed_out(
+    two_random_bots: list[BotProcess],
+) -> None:
+    targets = ["outbound://nobody", *(b.address for b in two_random_bots)]
+    record = play(MatchSpec(GAME, targets, seed=3, time_control=SHORT))
+    assert record.status == record_pb2.MATCH_STATUS_VOIDED  # never connected: void at start
+    assert "stream was down" in record.status_detail

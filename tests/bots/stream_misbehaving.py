@@ -19,15 +19,19 @@ Every mode answers on the stream like a good bot (the first legal action) for it
   again, and the next stream answers it).
 
 The server reads and writes bytes (a generic handler), so a mode may send what no generated
-stub would.
+stub would. With ``--connect HOST:PORT --bot-id ID`` the bot serves nothing and dials
+``ConnectBot`` there instead (a bot behind NAT), dialling again 0.1 s after each stream ends
+(``drop`` then resumes on a new stream, as a bot whose connection broke).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -124,6 +128,38 @@ class StreamMisbehaving:
                 raise SystemExit(f"unknown mode {mode}")
 
 
+class _Dialled:
+    """What ``play`` needs of a server context, for a ConnectBot call the bot made."""
+
+    def __init__(self, call: Any) -> None:
+        self.write = call.write
+
+
+async def dial_out(bot: StreamMisbehaving, arena: str, bot_id: str) -> None:
+    """Stay connected to ``arena``'s ConnectBot as ``bot_id``."""
+    hello = pb.PlayResponse(message=pb.BotMessage(hello=pb.Hello(bot_id=bot_id)))
+    async with grpc.aio.insecure_channel(arena) as channel:
+        method: Any = channel.stream_stream(
+            "/cardarena.arena.v1.ArenaService/ConnectBot",
+            request_serializer=None,
+            response_deserializer=None,
+        )
+        while True:
+            call = method(metadata=(("authorization", "Bearer test"),))
+
+            async def messages(call: Any = call) -> AsyncIterator[bytes]:
+                while isinstance(raw := await call.read(), bytes):
+                    yield raw
+
+            try:
+                await call.write(hello.SerializeToString())
+                await bot.play(messages(), _Dialled(call))  # type: ignore[arg-type]
+            except grpc.aio.AioRpcError:
+                pass
+            call.cancel()
+            await asyncio.sleep(0.1)
+
+
 def handlers(bot: StreamMisbehaving) -> grpc.GenericRpcHandler:
     """Play as bytes in, bytes out."""
     return grpc.method_handlers_generic_handler(
@@ -139,8 +175,15 @@ def main() -> None:
     parser.add_argument("--times", type=int, default=1_000_000)
     parser.add_argument("--sleep-ms", type=int, default=0)
     parser.add_argument("--listen", default="127.0.0.1:0")
+    parser.add_argument("--connect", help="dial ConnectBot at HOST:PORT instead of serving")
+    parser.add_argument("--bot-id", default="misbehaving")
     args = parser.parse_args()
     bot = StreamMisbehaving(args.mode, args.after, args.times, args.sleep_ms)
+    if args.connect:
+        print("LISTENING -:0", flush=True)  # nothing to listen on: started, for the test helper
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(dial_out(bot, args.connect, args.bot_id))
+        sys.exit(0)
     asyncio.run(serve_until_terminated(handlers(bot), args.listen))
     sys.exit(0)
 
