@@ -399,30 +399,40 @@ class StreamBot(BotEndpoint):
         return self.outbound and self.directly_connected
 
     async def _exchange(self, body_field: int, body: bytes, timeout_s: float) -> CallResult:
-        async with self._limiter:
-            if self._waker is None:
-                self._waker = _waker()
-            message_id = self.next_id()
-            pending = _Pending(frame(message_id, body_field, body), ANSWERS[body_field])
-            self._pending[message_id] = pending
-            started = time.perf_counter_ns()
-            try:
-                self._send(pending.frame)
-                with trio.move_on_after(timeout_s):
-                    await pending.done.wait()
-            finally:
-                del self._pending[message_id]
-            elapsed_us = (time.perf_counter_ns() - started) // 1000
-            if pending.answered:
-                return CallResult(pending.raw, pending.fault, elapsed_us)
-            if self._link is not None:
-                _bounded_add(self._link.withdrawn, message_id)
-                self._link.send(withdrawal(self.next_id(), message_id, "the time ran out"))
-                return CallResult(
-                    None, Fault(FaultKind.TIMEOUT, "no answer before the deadline"), elapsed_us
-                )
-            detail = "the stream was down and not back before the deadline"
-            return CallResult(None, Fault(FaultKind.UNREACHABLE, detail), elapsed_us)
+        # A free slot is taken without a trio checkpoint (``async with`` would yield once per
+        # decision); a full stream waits its turn, its clock not started.
+        try:
+            self._limiter.acquire_nowait()
+        except trio.WouldBlock:
+            await self._limiter.acquire()
+        try:
+            return await self._exchange_held(body_field, body, timeout_s)
+        finally:
+            self._limiter.release()
+
+    async def _exchange_held(self, body_field: int, body: bytes, timeout_s: float) -> CallResult:
+        if self._waker is None:
+            self._waker = _waker()
+        message_id = self.next_id()
+        pending = _Pending(frame(message_id, body_field, body), ANSWERS[body_field])
+        self._pending[message_id] = pending
+        started = time.perf_counter_ns()
+        try:
+            self._send(pending.frame)
+            with trio.move_on_after(timeout_s):
+                await pending.done.wait()
+        finally:
+            del self._pending[message_id]
+        elapsed_us = (time.perf_counter_ns() - started) // 1000
+        if pending.answered:
+            return CallResult(pending.raw, pending.fault, elapsed_us)
+        if self._link is not None:
+            _bounded_add(self._link.withdrawn, message_id)
+            self._link.send(withdrawal(self.next_id(), message_id, "the time ran out"))
+            timeout = Fault(FaultKind.TIMEOUT, "no answer before the deadline")
+            return CallResult(None, timeout, elapsed_us)
+        detail = "the stream was down and not back before the deadline"
+        return CallResult(None, Fault(FaultKind.UNREACHABLE, detail), elapsed_us)
 
     def _send(self, data: bytes) -> None:
         if self._link is not None:
