@@ -174,6 +174,8 @@ class _Pending:
     fault: Fault | None = None
     answered: bool = False
     """Set on the host loop as the answer (or fault) arrives, before the trio task wakes."""
+    expired: bool = False
+    """Set on the host loop when the deadline passes first: a later answer is discarded."""
 
 
 Write = Callable[[bytes], Awaitable[Any]]
@@ -417,11 +419,14 @@ class StreamBot(BotEndpoint):
         pending = _Pending(frame(message_id, body_field, body), ANSWERS[body_field])
         self._pending[message_id] = pending
         started = time.perf_counter_ns()
+        # The deadline is an asyncio timer, not a trio cancel scope: it costs a heap entry
+        # instead of a scope's deadline bookkeeping on every decision.
+        timer = asyncio.get_running_loop().call_later(timeout_s, self._expire, pending)
         try:
             self._send(pending.frame)
-            with trio.move_on_after(timeout_s):
-                await pending.done.wait()
+            await pending.done.wait()
         finally:
+            timer.cancel()
             del self._pending[message_id]
         elapsed_us = (time.perf_counter_ns() - started) // 1000
         if pending.answered:
@@ -449,7 +454,7 @@ class StreamBot(BotEndpoint):
     def _resend(self) -> None:
         assert self._link is not None
         for pending in list(self._pending.values()):
-            if not pending.answered:
+            if not pending.answered and not pending.expired:
                 self._link.send(pending.frame)
 
     async def _parsed(
@@ -540,6 +545,8 @@ class StreamBot(BotEndpoint):
             return None  # heard from: that is all a pong says
         if link.withdrawn.pop(message.id, 0) is None:
             return None  # a late answer to a request withdrawn: discarded
+        if pending is not None and pending.expired:
+            return None  # too late: the decision is a timeout already
         if pending is None or pending.answered or body in ("hello", "pong"):
             link.unsolicited += 1
             self.unsolicited_total += 1
@@ -564,6 +571,12 @@ class StreamBot(BotEndpoint):
         self._backoff_s = REDIAL_BACKOFF_S[0]
         return None
 
+    def _expire(self, pending: _Pending) -> None:
+        if not pending.answered:
+            pending.expired = True
+            if self._waker is not None:
+                self._waker.set_soon(pending.done)
+
     def _wake(self, pending: _Pending) -> None:
         pending.answered = True
         if self._waker is not None:
@@ -581,7 +594,7 @@ class StreamBot(BotEndpoint):
             fault = Fault(FaultKind.UNREACHABLE, "the stream could not be opened")
         if fault is not None:
             for pending in self._pending.values():
-                if not pending.answered:
+                if not pending.answered and not pending.expired:
                     pending.fault = fault
                     self._wake(pending)
             log.info("stream to %s closed: %s", self.target, fault.detail)
