@@ -18,7 +18,7 @@ import random
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -30,7 +30,8 @@ from cardarena.bot.v1 import bot_service_pb2
 
 log = logging.getLogger("botkit")
 
-ReadFn = Callable[[], Awaitable[bot_service_pb2.RefereeMessage | None]]
+ReadFn = Callable[[], Awaitable[Sequence[bot_service_pb2.RefereeMessage] | None]]
+"""The next batch of messages of a stream (None: it ended)."""
 WriteFn = Callable[[bot_service_pb2.BotMessage], Awaitable[None]]
 
 BACKOFF_S = (0.5, 30.0)
@@ -82,17 +83,17 @@ async def play_stream(bot: Bot, read: ReadFn, write: WriteFn) -> None:
     async def reader() -> None:
         nonlocal ended
         try:
-            while (message := await read()) is not None:
-                body = message.WhichOneof("body")
-                if body == "ping":
-                    await write(
-                        bot_service_pb2.BotMessage(id=message.id, pong=bot_service_pb2.Pong())
-                    )
-                elif body == "withdrawal":
-                    withdrawn.add(message.withdrawal.request_id)
-                else:
-                    queue.append((message, time.monotonic()))
-                    ready.set()
+            while (batch := await read()) is not None:
+                for message in batch:
+                    body = message.WhichOneof("body")
+                    if body == "ping":
+                        pong = bot_service_pb2.Pong()
+                        await write(bot_service_pb2.BotMessage(id=message.id, pong=pong))
+                    elif body == "withdrawal":
+                        withdrawn.add(message.withdrawal.request_id)
+                    else:
+                        queue.append((message, time.monotonic()))
+                        ready.set()
         finally:
             ended = True
             ready.set()
@@ -120,14 +121,14 @@ async def play_stream(bot: Bot, read: ReadFn, write: WriteFn) -> None:
 async def play_served(bot: Bot, requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
     """``BotService.Play``: the referee dialled; answer on the call's own stream."""
 
-    async def read() -> bot_service_pb2.RefereeMessage | None:
+    async def read() -> Sequence[bot_service_pb2.RefereeMessage] | None:
         request = await context.read()
         if request is grpc.aio.EOF:
             return None
-        return request.message  # type: ignore[no-any-return]
+        return request.messages  # type: ignore[no-any-return]
 
     async def write(message: bot_service_pb2.BotMessage) -> None:
-        await context.write(bot_service_pb2.PlayResponse(message=message))
+        await context.write(bot_service_pb2.PlayResponse(messages=[message]))
 
     await context.send_initial_metadata(())
     await play_stream(bot, read, write)
@@ -157,17 +158,17 @@ async def connect_once(bot: Bot, arena: str, token: str, bot_id: str) -> bool:
         stub = arena_service_pb2_grpc.ArenaServiceStub(channel)
         call = stub.ConnectBot(metadata=(("authorization", f"Bearer {token}"),))
 
-        async def read() -> bot_service_pb2.RefereeMessage | None:
+        async def read() -> Sequence[bot_service_pb2.RefereeMessage] | None:
             nonlocal heard
             response = await call.read()
             if response is grpc.aio.EOF:
                 return None
             heard = True
             assert isinstance(response, arena_service_pb2.ConnectBotResponse)
-            return response.message
+            return response.messages
 
         async def write(message: bot_service_pb2.BotMessage) -> None:
-            await call.write(arena_service_pb2.ConnectBotRequest(message=message))
+            await call.write(arena_service_pb2.ConnectBotRequest(messages=[message]))
 
         try:
             await write(bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id)))

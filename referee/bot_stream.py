@@ -66,6 +66,22 @@ OUTBOUND_SCHEME = "outbound://"
 MAX_MESSAGE_BYTES = MAX_RESPONSE_BYTES
 """Largest message a bot may send on its stream (as a unary answer)."""
 
+MAX_BATCH_BYTES = 32 * 1024
+"""The referee writes at most about this much per gRPC message (a batch of frames)."""
+
+
+async def _batch(queue: asyncio.Queue[bytes]) -> bytes:
+    """What is queued, as one gRPC message: frames concatenate into one batch (a repeated
+    field), so one write carries every message queued since the last (up to about
+    ``MAX_BATCH_BYTES``)."""
+    batch = [await queue.get()]
+    size = len(batch[0])
+    while not queue.empty() and size < MAX_BATCH_BYTES:
+        batch.append(queue.get_nowait())
+        size += len(batch[-1])
+    return batch[0] if len(batch) == 1 else b"".join(batch)
+
+
 MAX_UNSOLICITED = 64
 """Messages answering nothing in flight a stream may carry before it is closed as a flood."""
 
@@ -108,10 +124,10 @@ def _varint(value: int) -> bytes:
 
 
 def frame(message_id: int, body_field: int, body: bytes) -> bytes:
-    """The bytes of a ``PlayRequest`` (equally a ``ConnectBotResponse``: the same layout)
-    holding a ``RefereeMessage`` with ``message_id`` and ``body`` (a serialized message) in
-    field ``body_field``. Built by hand so a ChooseActionRequest's cached bytes are not parsed
-    again."""
+    """The bytes of a ``PlayRequest`` (equally a ``ConnectBotResponse`` or ``RelayBotRequest``:
+    the same layout; frames concatenated are one batch) holding one ``RefereeMessage`` with
+    ``message_id`` and ``body`` (a serialized message) in field ``body_field``. Built by hand
+    so a ChooseActionRequest's cached bytes are not parsed again."""
     inner = b"\x08" + _varint(message_id) + _varint(body_field << 3 | 2) + _varint(len(body))
     inner += body
     return b"\x0a" + _varint(len(inner)) + inner
@@ -258,7 +274,7 @@ class Link:
     async def _writer(self) -> None:
         try:
             while True:
-                await self._write(await self._queue.get())
+                await self._write(await _batch(self._queue))
         except grpc.aio.AioRpcError as error:
             self.close(_stream_fault(error))
         except Exception as error:  # the call ended under the write: a drop, whatever it says
@@ -530,11 +546,30 @@ class StreamBot(BotEndpoint):
         return self._link
 
     def deliver(self, link: Link, raw: bytes) -> Fault | None:
-        """One message from the bot; a fault closes the stream."""
+        """One batch of messages from the bot; a fault closes the stream."""
         try:
-            message = bot_service_pb2.PlayResponse.FromString(raw).message
+            messages = bot_service_pb2.PlayResponse.FromString(raw).messages
         except DecodeError:
             return Fault(FaultKind.MALFORMED_RESPONSE, f"{len(raw)} bytes that are no BotMessage")
+        if not messages:
+            return self._unsolicited(link)
+        for message in messages:
+            fault = self._deliver_one(link, message)
+            if fault is not None:
+                return fault
+        return None
+
+    def _unsolicited(self, link: Link) -> Fault | None:
+        link.unsolicited += 1
+        self.unsolicited_total += 1
+        if link.unsolicited > MAX_UNSOLICITED:
+            return Fault(
+                FaultKind.TRANSPORT_ERROR,
+                f"more than {MAX_UNSOLICITED} messages answering nothing in flight",
+            )
+        return None
+
+    def _deliver_one(self, link: Link, message: bot_service_pb2.BotMessage) -> Fault | None:
         relayed = self._relayed.pop(message.id, None)
         if relayed is not None:
             relayed[0].answer(relayed[1], message)
@@ -548,14 +583,7 @@ class StreamBot(BotEndpoint):
         if pending is not None and pending.expired:
             return None  # too late: the decision is a timeout already
         if pending is None or pending.answered or body in ("hello", "pong"):
-            link.unsolicited += 1
-            self.unsolicited_total += 1
-            if link.unsolicited > MAX_UNSOLICITED:
-                return Fault(
-                    FaultKind.TRANSPORT_ERROR,
-                    f"more than {MAX_UNSOLICITED} messages answering nothing in flight",
-                )
-            return None
+            return self._unsolicited(link)
         if body == "failure":
             detail = bounded(f"the bot failed: {message.failure.detail}")
             pending.fault = Fault(FaultKind.TRANSPORT_ERROR, detail)
@@ -653,14 +681,19 @@ class _Relay:
 
     def forward(self, raw: bytes) -> None:
         """One message from the other process; anything wrong ends the relay."""
-        link = self.bot._link
         try:
-            message = bot_service_pb2.PlayRequest.FromString(raw).message
+            messages = bot_service_pb2.PlayRequest.FromString(raw).messages
         except DecodeError:
-            message = None
-        if message is None or len(raw) > MAX_MESSAGE_BYTES:
             self.close()
             return
+        if len(raw) > MAX_MESSAGE_BYTES:
+            self.close()
+            return
+        for message in messages:
+            self._forward_one(message)
+
+    def _forward_one(self, message: bot_service_pb2.RefereeMessage) -> None:
+        link = self.bot._link
         body = message.WhichOneof("body")
         if body == "ping":
             self._send(bot_service_pb2.BotMessage(id=message.id, pong=bot_service_pb2.Pong()))
@@ -679,7 +712,7 @@ class _Relay:
         self._ours[message.id] = ours
         self.bot._relayed[ours] = (self, message.id)
         message.id = ours
-        link.send(bot_service_pb2.PlayRequest(message=message).SerializeToString())
+        link.send(bot_service_pb2.PlayRequest(messages=[message]).SerializeToString())
 
     def answer(self, theirs: int, message: bot_service_pb2.BotMessage) -> None:
         """The bot answered a relayed request."""
@@ -690,13 +723,13 @@ class _Relay:
     def _send(self, message: bot_service_pb2.BotMessage) -> None:
         if not self.closed.is_set():
             self._queue.put_nowait(
-                bot_service_pb2.PlayResponse(message=message).SerializeToString()
+                bot_service_pb2.PlayResponse(messages=[message]).SerializeToString()
             )
 
     async def _writer(self) -> None:
         try:
             while True:
-                await self._write(await self._queue.get())
+                await self._write(await _batch(self._queue))
         except Exception:  # the other process went away
             self.close()
 
@@ -764,7 +797,10 @@ def read_hello(raw: object) -> str:
     """The bot id of a stream's first message; ``MalformedResponseError`` if it is no hello."""
     if not isinstance(raw, bytes) or len(raw) > MAX_MESSAGE_BYTES:
         raise MalformedResponseError("the first message must be a hello")
-    message = parse_strictly(raw, bot_service_pb2.PlayResponse).message
+    messages = parse_strictly(raw, bot_service_pb2.PlayResponse).messages
+    if len(messages) != 1:
+        raise MalformedResponseError("the first message must be a hello, alone")
+    message = messages[0]
     if message.WhichOneof("body") != "hello" or not message.hello.bot_id:
         raise MalformedResponseError("the first message must be a hello naming the bot")
     return message.hello.bot_id

@@ -65,7 +65,7 @@ def connect_status(arena: str, bot_id: str, token: str) -> grpc.StatusCode:
     with grpc.insecure_channel(arena) as channel:
         stub = arena_service_pb2_grpc.ArenaServiceStub(channel)
         hello = pb.ConnectBotRequest(
-            message=bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id))
+            messages=[bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id))]
         )
         call = stub.ConnectBot(
             iter([hello]), metadata=(("authorization", f"Bearer {token}"),), timeout=3

@@ -44,11 +44,12 @@ class TrivialBot(bot_service_pb2_grpc.BotServiceServicer):
         """Every match on one stream."""
 
         async def write(message: bot_service_pb2.BotMessage) -> None:
-            await context.write(bot_service_pb2.PlayResponse(message=message))
+            await context.write(bot_service_pb2.PlayResponse(messages=[message]))
 
         async def messages() -> AsyncIterator[bot_service_pb2.RefereeMessage]:
             async for request in request_iterator:
-                yield request.message
+                for message in request.messages:
+                    yield message
 
         await self.play(messages(), write)
 
@@ -106,12 +107,13 @@ class TrivialBot(bot_service_pb2_grpc.BotServiceServicer):
         call: Any = stub.ConnectBot(metadata=(("authorization", "Bearer bench"),))
 
         async def write(message: bot_service_pb2.BotMessage) -> None:
-            await call.write(arena_service_pb2.ConnectBotRequest(message=message))
+            await call.write(arena_service_pb2.ConnectBotRequest(messages=[message]))
 
         async def messages() -> AsyncIterator[bot_service_pb2.RefereeMessage]:
             while (response := await call.read()) is not grpc.aio.EOF:
                 assert isinstance(response, arena_service_pb2.ConnectBotResponse)
-                yield response.message
+                for message in response.messages:
+                    yield message
 
         await write(bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id)))
         await self.play(messages(), write)

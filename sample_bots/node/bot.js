@@ -142,11 +142,16 @@ function answerMessage(message, options, random, log) {
 }
 
 // Answer every message of an open stream: `call` is a Play call (serving) or a ConnectBot call
-// (dialling out); `wrap` puts a BotMessage in that call's message type.
+// (dialling out); `wrap` puts a batch of BotMessages in that call's message type.
 function playStream(call, options, random, log, wrap) {
-  call.on('data', (request) => {
-    const reply = answerMessage(request.message, options, random, log);
-    if (reply !== null) call.write(wrap(reply));
+  call.on('data', (batch) => {
+    // One gRPC message carries a batch of one or more messages, to handle in order.
+    const replies = [];
+    for (const message of batch.messages) {
+      const reply = answerMessage(message, options, random, log);
+      if (reply !== null) replies.push(reply);
+    }
+    if (replies.length > 0) call.write(wrap(replies));
   });
 }
 
@@ -175,7 +180,7 @@ function connect(ArenaService, options, log) {
     call.on('data', () => {
       heard = true;
     });
-    playStream(call, options, random, log, (message) => ({ message }));
+    playStream(call, options, random, log, (messages) => ({ messages }));
     let ended = false;
     const again = (why) => {
       if (ended) return;
@@ -195,7 +200,7 @@ function connect(ArenaService, options, log) {
       again(error.details);
     });
     call.on('end', () => again('ended by the arena'));
-    call.write({ message: { id: '0', hello: { bot_id: options.botId } } });
+    call.write({ messages: [{ id: '0', hello: { bot_id: options.botId } }] });
   };
   const keepAlive = setInterval(() => {}, 60000); // the process lives while it dials
   dial();
@@ -211,7 +216,7 @@ function makeHandlers(options, log) {
   const random = seededRandom(options.seed);
   return {
     Play(call) {
-      playStream(call, options, random, log, (message) => ({ message }));
+      playStream(call, options, random, log, (messages) => ({ messages }));
       call.on('end', () => call.end());
     },
     GetInfo(call, callback) {

@@ -43,7 +43,7 @@ Context = grpc.aio.ServicerContext[bytes, bytes]
 
 
 def _framed(message: pb.BotMessage) -> bytes:
-    return pb.PlayResponse(message=message).SerializeToString()
+    return pb.PlayResponse(messages=[message]).SerializeToString()
 
 
 class StreamMisbehaving:
@@ -81,51 +81,53 @@ class StreamMisbehaving:
             await context.write(_framed(reply))
 
         async for raw in requests:
-            message = pb.PlayRequest.FromString(raw).message
-            body = message.WhichOneof("body")
-            if body == "withdrawal":
-                self.withdrawn += 1
-                continue
-            reply = self._good(message)
-            if body != "choose_action":
-                await context.write(_framed(reply))
-                continue
-            index = self.decisions
-            self.decisions += 1
-            if not self.after <= index < self.after + self.times:
-                await context.write(_framed(reply))
-                continue
-            mode = self.mode
-            if mode == "drop":
-                return
-            if mode == "slow":
-                task = asyncio.ensure_future(late(reply))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-            elif mode == "duplicate":
-                await context.write(_framed(reply))
-                await context.write(_framed(reply))
-            elif mode == "flood":
-                for offset in range(200):
-                    await context.write(_framed(pb.BotMessage(id=10**9 + offset, pong=pb.Pong())))
-            elif mode == "unknown-id":
-                reply.id += 10**9
-                await context.write(_framed(reply))
-            elif mode == "huge":
-                reply.failure.detail = "x" * 200_000
-                await context.write(_framed(reply))
-            elif mode == "garbage":
-                await context.write(b"\xff\xff\xff\xff")
-            elif mode == "wrong-kind":
-                await context.write(
-                    _framed(pb.BotMessage(id=message.id, info=pb.GetInfoResponse(name="?")))
-                )
-            elif mode == "failure":
-                await context.write(
-                    _framed(pb.BotMessage(id=message.id, failure=pb.Failure(detail="x")))
-                )
-            else:
-                raise SystemExit(f"unknown mode {mode}")
+            for message in pb.PlayRequest.FromString(raw).messages:
+                body = message.WhichOneof("body")
+                if body == "withdrawal":
+                    self.withdrawn += 1
+                    continue
+                reply = self._good(message)
+                if body != "choose_action":
+                    await context.write(_framed(reply))
+                    continue
+                index = self.decisions
+                self.decisions += 1
+                if not self.after <= index < self.after + self.times:
+                    await context.write(_framed(reply))
+                    continue
+                mode = self.mode
+                if mode == "drop":
+                    return
+                if mode == "slow":
+                    task = asyncio.ensure_future(late(reply))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                elif mode == "duplicate":
+                    await context.write(_framed(reply))
+                    await context.write(_framed(reply))
+                elif mode == "flood":
+                    for offset in range(200):
+                        await context.write(
+                            _framed(pb.BotMessage(id=10**9 + offset, pong=pb.Pong()))
+                        )
+                elif mode == "unknown-id":
+                    reply.id += 10**9
+                    await context.write(_framed(reply))
+                elif mode == "huge":
+                    reply.failure.detail = "x" * 200_000
+                    await context.write(_framed(reply))
+                elif mode == "garbage":
+                    await context.write(b"\xff\xff\xff\xff")
+                elif mode == "wrong-kind":
+                    await context.write(
+                        _framed(pb.BotMessage(id=message.id, info=pb.GetInfoResponse(name="?")))
+                    )
+                elif mode == "failure":
+                    await context.write(
+                        _framed(pb.BotMessage(id=message.id, failure=pb.Failure(detail="x")))
+                    )
+                else:
+                    raise SystemExit(f"unknown mode {mode}")
 
 
 class _Dialled:
@@ -137,7 +139,7 @@ class _Dialled:
 
 async def dial_out(bot: StreamMisbehaving, arena: str, bot_id: str) -> None:
     """Stay connected to ``arena``'s ConnectBot as ``bot_id``."""
-    hello = pb.PlayResponse(message=pb.BotMessage(hello=pb.Hello(bot_id=bot_id)))
+    hello = pb.PlayResponse(messages=[pb.BotMessage(hello=pb.Hello(bot_id=bot_id))])
     async with grpc.aio.insecure_channel(arena) as channel:
         method: Any = channel.stream_stream(
             "/cardarena.arena.v1.ArenaService/ConnectBot",

@@ -1871,23 +1871,25 @@ Global___ListWorkersResponse: _TypeAlias = ListWorkersResponse  # noqa: Y015
 
 @_typing.final
 class ConnectBotRequest(_message.Message):
-    """One message from a bot on its ConnectBot stream."""
+    """A batch of messages from a bot on its ConnectBot stream (one or more; the first batch starts
+    with the hello).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    MESSAGE_FIELD_NUMBER: _builtins.int
+    MESSAGES_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def message(self) -> _bot_service_pb2.BotMessage:
-        """The message (the first one a hello)."""
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[_bot_service_pb2.BotMessage]:
+        """The messages, in the order they were sent."""
 
     def __init__(
         self,
         *,
-        message: _bot_service_pb2.BotMessage | None = ...,
+        messages: _abc.Iterable[_bot_service_pb2.BotMessage] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1895,23 +1897,23 @@ Global___ConnectBotRequest: _TypeAlias = ConnectBotRequest  # noqa: Y015
 
 @_typing.final
 class ConnectBotResponse(_message.Message):
-    """One message from the arena on a bot's ConnectBot stream."""
+    """A batch of messages from the arena on a bot's ConnectBot stream (one or more)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    MESSAGE_FIELD_NUMBER: _builtins.int
+    MESSAGES_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def message(self) -> _bot_service_pb2.RefereeMessage:
-        """The message."""
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[_bot_service_pb2.RefereeMessage]:
+        """The messages, in the order they were sent."""
 
     def __init__(
         self,
         *,
-        message: _bot_service_pb2.RefereeMessage | None = ...,
+        messages: _abc.Iterable[_bot_service_pb2.RefereeMessage] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1919,29 +1921,27 @@ Global___ConnectBotResponse: _TypeAlias = ConnectBotResponse  # noqa: Y015
 
 @_typing.final
 class RelayBotRequest(_message.Message):
-    """One message from an arena process on a RelayBot stream."""
+    """A batch of messages from an arena process on a RelayBot stream."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    MESSAGE_FIELD_NUMBER: _builtins.int
+    MESSAGES_FIELD_NUMBER: _builtins.int
     BOT_ID_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
-    """The outbound bot whose stream the messages go to (first message only)."""
+    """The outbound bot whose stream the messages go to (first batch only)."""
     @_builtins.property
-    def message(self) -> _bot_service_pb2.RefereeMessage:
-        """A message for the bot, with this stream's ids (the first message of the stream carries
-        none).
-        """
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[_bot_service_pb2.RefereeMessage]:
+        """Messages for the bot, with this stream's ids (the first batch of the stream carries none)."""
 
     def __init__(
         self,
         *,
-        message: _bot_service_pb2.RefereeMessage | None = ...,
+        messages: _abc.Iterable[_bot_service_pb2.RefereeMessage] | None = ...,
         bot_id: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "messages", b"messages"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1949,23 +1949,23 @@ Global___RelayBotRequest: _TypeAlias = RelayBotRequest  # noqa: Y015
 
 @_typing.final
 class RelayBotResponse(_message.Message):
-    """One message to an arena process on a RelayBot stream."""
+    """A batch of messages to an arena process on a RelayBot stream."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    MESSAGE_FIELD_NUMBER: _builtins.int
+    MESSAGES_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def message(self) -> _bot_service_pb2.BotMessage:
-        """The bot's answer, with the id of the relayed request."""
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[_bot_service_pb2.BotMessage]:
+        """The bot's answers, with the ids of the relayed requests."""
 
     def __init__(
         self,
         *,
-        message: _bot_service_pb2.BotMessage | None = ...,
+        messages: _abc.Iterable[_bot_service_pb2.BotMessage] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

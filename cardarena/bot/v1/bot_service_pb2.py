@@ -27,7 +27,7 @@ from cardarena.game.v1 import options_pb2 as cardarena_dot_game_dot_v1_dot_optio
 from cardarena.game.v1 import record_pb2 as cardarena_dot_game_dot_v1_dot_record__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"cardarena/bot/v1/bot_service.proto\x12\x10\x63\x61rdarena.bot.v1\x1a\x1c\x63\x61rdarena/game/v1/game.proto\x1a\x1f\x63\x61rdarena/game/v1/options.proto\x1a\x1e\x63\x61rdarena/game/v1/record.proto\"\x10\n\x0eGetInfoRequest\"_\n\x0fGetInfoResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x03(\t\x12\x1e\n\x16max_concurrent_matches\x18\x04 \x01(\r\"9\n\x0bTimeControl\x12\x14\n\x0cmove_time_ms\x18\x01 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x02 \x01(\r\"\x9b\x01\n\x11StartMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x31\n\x08settings\x18\x02 \x01(\x0b\x32\x1f.cardarena.game.v1.GameSettings\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x33\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x1d.cardarena.bot.v1.TimeControl\"\x14\n\x12StartMatchResponse\"\x98\x02\n\x13\x43hooseActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x31\n\x08settings\x18\x02 \x01(\x0b\x32\x1f.cardarena.game.v1.GameSettings\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x33\n\x0bobservation\x18\x04 \x01(\x0b\x32\x1e.cardarena.game.v1.Observation\x12\x30\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x19.cardarena.game.v1.Action\x12\x33\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x1d.cardarena.bot.v1.TimeControl\x12\x12\n\nmove_index\x18\x07 \x01(\r\"A\n\x14\x43hooseActionResponse\x12)\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x19.cardarena.game.v1.Action\"\x93\x01\n\x0f\x45ndMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12.\n\x06status\x18\x03 \x01(\x0e\x32\x1e.cardarena.game.v1.MatchStatus\x12\x30\n\x07outcome\x18\x04 \x01(\x0b\x32\x1f.cardarena.game.v1.MatchOutcome\"\x12\n\x10\x45ndMatchResponse\"@\n\x0bPlayRequest\x12\x31\n\x07message\x18\x01 \x01(\x0b\x32 .cardarena.bot.v1.RefereeMessage\"=\n\x0cPlayResponse\x12-\n\x07message\x18\x01 \x01(\x0b\x32\x1c.cardarena.bot.v1.BotMessage\"\xea\x02\n\x0eRefereeMessage\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x34\n\x08get_info\x18\x02 \x01(\x0b\x32 .cardarena.bot.v1.GetInfoRequestH\x00\x12:\n\x0bstart_match\x18\x03 \x01(\x0b\x32#.cardarena.bot.v1.StartMatchRequestH\x00\x12>\n\rchoose_action\x18\x04 \x01(\x0b\x32%.cardarena.bot.v1.ChooseActionRequestH\x00\x12\x36\n\tend_match\x18\x05 \x01(\x0b\x32!.cardarena.bot.v1.EndMatchRequestH\x00\x12\x32\n\nwithdrawal\x18\x06 \x01(\x0b\x32\x1c.cardarena.bot.v1.WithdrawalH\x00\x12&\n\x04ping\x18\x07 \x01(\x0b\x32\x16.cardarena.bot.v1.PingH\x00\x42\x06\n\x04\x62ody\"\xfb\x02\n\nBotMessage\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x31\n\x04info\x18\x02 \x01(\x0b\x32!.cardarena.bot.v1.GetInfoResponseH\x00\x12\x37\n\x07started\x18\x03 \x01(\x0b\x32$.cardarena.bot.v1.StartMatchResponseH\x00\x12\x38\n\x06\x61\x63tion\x18\x04 \x01(\x0b\x32&.cardarena.bot.v1.ChooseActionResponseH\x00\x12\x33\n\x05\x65nded\x18\x05 \x01(\x0b\x32\".cardarena.bot.v1.EndMatchResponseH\x00\x12&\n\x04pong\x18\x06 \x01(\x0b\x32\x16.cardarena.bot.v1.PongH\x00\x12(\n\x05hello\x18\x07 \x01(\x0b\x32\x17.cardarena.bot.v1.HelloH\x00\x12,\n\x07\x66\x61ilure\x18\x08 \x01(\x0b\x32\x19.cardarena.bot.v1.FailureH\x00\x42\x06\n\x04\x62ody\"\x19\n\x07\x46\x61ilure\x12\x0e\n\x06\x64\x65tail\x18\x01 \x01(\t\"0\n\nWithdrawal\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x06\n\x04Ping\"\x06\n\x04Pong\"\x17\n\x05Hello\x12\x0e\n\x06\x62ot_id\x18\x01 \x01(\t2\xb2\x03\n\nBotService\x12N\n\x07GetInfo\x12 .cardarena.bot.v1.GetInfoRequest\x1a!.cardarena.bot.v1.GetInfoResponse\x12W\n\nStartMatch\x12#.cardarena.bot.v1.StartMatchRequest\x1a$.cardarena.bot.v1.StartMatchResponse\x12]\n\x0c\x43hooseAction\x12%.cardarena.bot.v1.ChooseActionRequest\x1a&.cardarena.bot.v1.ChooseActionResponse\x12Q\n\x08\x45ndMatch\x12!.cardarena.bot.v1.EndMatchRequest\x1a\".cardarena.bot.v1.EndMatchResponse\x12I\n\x04Play\x12\x1d.cardarena.bot.v1.PlayRequest\x1a\x1e.cardarena.bot.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"cardarena/bot/v1/bot_service.proto\x12\x10\x63\x61rdarena.bot.v1\x1a\x1c\x63\x61rdarena/game/v1/game.proto\x1a\x1f\x63\x61rdarena/game/v1/options.proto\x1a\x1e\x63\x61rdarena/game/v1/record.proto\"\x10\n\x0eGetInfoRequest\"_\n\x0fGetInfoResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x03(\t\x12\x1e\n\x16max_concurrent_matches\x18\x04 \x01(\r\"9\n\x0bTimeControl\x12\x14\n\x0cmove_time_ms\x18\x01 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x02 \x01(\r\"\x9b\x01\n\x11StartMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x31\n\x08settings\x18\x02 \x01(\x0b\x32\x1f.cardarena.game.v1.GameSettings\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x33\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x1d.cardarena.bot.v1.TimeControl\"\x14\n\x12StartMatchResponse\"\x98\x02\n\x13\x43hooseActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x31\n\x08settings\x18\x02 \x01(\x0b\x32\x1f.cardarena.game.v1.GameSettings\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x33\n\x0bobservation\x18\x04 \x01(\x0b\x32\x1e.cardarena.game.v1.Observation\x12\x30\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x19.cardarena.game.v1.Action\x12\x33\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x1d.cardarena.bot.v1.TimeControl\x12\x12\n\nmove_index\x18\x07 \x01(\r\"A\n\x14\x43hooseActionResponse\x12)\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x19.cardarena.game.v1.Action\"\x93\x01\n\x0f\x45ndMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12.\n\x06status\x18\x03 \x01(\x0e\x32\x1e.cardarena.game.v1.MatchStatus\x12\x30\n\x07outcome\x18\x04 \x01(\x0b\x32\x1f.cardarena.game.v1.MatchOutcome\"\x12\n\x10\x45ndMatchResponse\"A\n\x0bPlayRequest\x12\x32\n\x08messages\x18\x01 \x03(\x0b\x32 .cardarena.bot.v1.RefereeMessage\">\n\x0cPlayResponse\x12.\n\x08messages\x18\x01 \x03(\x0b\x32\x1c.cardarena.bot.v1.BotMessage\"\xea\x02\n\x0eRefereeMessage\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x34\n\x08get_info\x18\x02 \x01(\x0b\x32 .cardarena.bot.v1.GetInfoRequestH\x00\x12:\n\x0bstart_match\x18\x03 \x01(\x0b\x32#.cardarena.bot.v1.StartMatchRequestH\x00\x12>\n\rchoose_action\x18\x04 \x01(\x0b\x32%.cardarena.bot.v1.ChooseActionRequestH\x00\x12\x36\n\tend_match\x18\x05 \x01(\x0b\x32!.cardarena.bot.v1.EndMatchRequestH\x00\x12\x32\n\nwithdrawal\x18\x06 \x01(\x0b\x32\x1c.cardarena.bot.v1.WithdrawalH\x00\x12&\n\x04ping\x18\x07 \x01(\x0b\x32\x16.cardarena.bot.v1.PingH\x00\x42\x06\n\x04\x62ody\"\xfb\x02\n\nBotMessage\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x31\n\x04info\x18\x02 \x01(\x0b\x32!.cardarena.bot.v1.GetInfoResponseH\x00\x12\x37\n\x07started\x18\x03 \x01(\x0b\x32$.cardarena.bot.v1.StartMatchResponseH\x00\x12\x38\n\x06\x61\x63tion\x18\x04 \x01(\x0b\x32&.cardarena.bot.v1.ChooseActionResponseH\x00\x12\x33\n\x05\x65nded\x18\x05 \x01(\x0b\x32\".cardarena.bot.v1.EndMatchResponseH\x00\x12&\n\x04pong\x18\x06 \x01(\x0b\x32\x16.cardarena.bot.v1.PongH\x00\x12(\n\x05hello\x18\x07 \x01(\x0b\x32\x17.cardarena.bot.v1.HelloH\x00\x12,\n\x07\x66\x61ilure\x18\x08 \x01(\x0b\x32\x19.cardarena.bot.v1.FailureH\x00\x42\x06\n\x04\x62ody\"\x19\n\x07\x46\x61ilure\x12\x0e\n\x06\x64\x65tail\x18\x01 \x01(\t\"0\n\nWithdrawal\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x06\n\x04Ping\"\x06\n\x04Pong\"\x17\n\x05Hello\x12\x0e\n\x06\x62ot_id\x18\x01 \x01(\t2\xb2\x03\n\nBotService\x12N\n\x07GetInfo\x12 .cardarena.bot.v1.GetInfoRequest\x1a!.cardarena.bot.v1.GetInfoResponse\x12W\n\nStartMatch\x12#.cardarena.bot.v1.StartMatchRequest\x1a$.cardarena.bot.v1.StartMatchResponse\x12]\n\x0c\x43hooseAction\x12%.cardarena.bot.v1.ChooseActionRequest\x1a&.cardarena.bot.v1.ChooseActionResponse\x12Q\n\x08\x45ndMatch\x12!.cardarena.bot.v1.EndMatchRequest\x1a\".cardarena.bot.v1.EndMatchResponse\x12I\n\x04Play\x12\x1d.cardarena.bot.v1.PlayRequest\x1a\x1e.cardarena.bot.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -53,23 +53,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ENDMATCHRESPONSE']._serialized_start=1005
   _globals['_ENDMATCHRESPONSE']._serialized_end=1023
   _globals['_PLAYREQUEST']._serialized_start=1025
-  _globals['_PLAYREQUEST']._serialized_end=1089
-  _globals['_PLAYRESPONSE']._serialized_start=1091
-  _globals['_PLAYRESPONSE']._serialized_end=1152
-  _globals['_REFEREEMESSAGE']._serialized_start=1155
-  _globals['_REFEREEMESSAGE']._serialized_end=1517
-  _globals['_BOTMESSAGE']._serialized_start=1520
-  _globals['_BOTMESSAGE']._serialized_end=1899
-  _globals['_FAILURE']._serialized_start=1901
-  _globals['_FAILURE']._serialized_end=1926
-  _globals['_WITHDRAWAL']._serialized_start=1928
-  _globals['_WITHDRAWAL']._serialized_end=1976
-  _globals['_PING']._serialized_start=1978
-  _globals['_PING']._serialized_end=1984
-  _globals['_PONG']._serialized_start=1986
-  _globals['_PONG']._serialized_end=1992
-  _globals['_HELLO']._serialized_start=1994
-  _globals['_HELLO']._serialized_end=2017
-  _globals['_BOTSERVICE']._serialized_start=2020
-  _globals['_BOTSERVICE']._serialized_end=2454
+  _globals['_PLAYREQUEST']._serialized_end=1090
+  _globals['_PLAYRESPONSE']._serialized_start=1092
+  _globals['_PLAYRESPONSE']._serialized_end=1154
+  _globals['_REFEREEMESSAGE']._serialized_start=1157
+  _globals['_REFEREEMESSAGE']._serialized_end=1519
+  _globals['_BOTMESSAGE']._serialized_start=1522
+  _globals['_BOTMESSAGE']._serialized_end=1901
+  _globals['_FAILURE']._serialized_start=1903
+  _globals['_FAILURE']._serialized_end=1928
+  _globals['_WITHDRAWAL']._serialized_start=1930
+  _globals['_WITHDRAWAL']._serialized_end=1978
+  _globals['_PING']._serialized_start=1980
+  _globals['_PING']._serialized_end=1986
+  _globals['_PONG']._serialized_start=1988
+  _globals['_PONG']._serialized_end=1994
+  _globals['_HELLO']._serialized_start=1996
+  _globals['_HELLO']._serialized_end=2019
+  _globals['_BOTSERVICE']._serialized_start=2022
+  _globals['_BOTSERVICE']._serialized_end=2456
 # @@protoc_insertion_point(module_scope)

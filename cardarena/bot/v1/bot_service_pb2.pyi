@@ -305,23 +305,25 @@ Global___EndMatchResponse: _TypeAlias = EndMatchResponse  # noqa: Y015
 
 @_typing.final
 class PlayRequest(_message.Message):
-    """One message from the referee on a Play stream."""
+    """A batch of messages from the referee on a Play stream (one or more: the referee sends what
+    is queued in one gRPC message; handle them in order).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    MESSAGE_FIELD_NUMBER: _builtins.int
+    MESSAGES_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def message(self) -> Global___RefereeMessage:
-        """The message."""
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___RefereeMessage]:
+        """The messages, in the order they were sent."""
 
     def __init__(
         self,
         *,
-        message: Global___RefereeMessage | None = ...,
+        messages: _abc.Iterable[Global___RefereeMessage] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -329,23 +331,23 @@ Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
 
 @_typing.final
 class PlayResponse(_message.Message):
-    """One message from the bot on a Play stream."""
+    """A batch of messages from the bot on a Play stream (one or more)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    MESSAGE_FIELD_NUMBER: _builtins.int
+    MESSAGES_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def message(self) -> Global___BotMessage:
-        """The message."""
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotMessage]:
+        """The messages, in the order they were sent."""
 
     def __init__(
         self,
         *,
-        message: Global___BotMessage | None = ...,
+        messages: _abc.Iterable[Global___BotMessage] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
