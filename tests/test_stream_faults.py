@@ -34,6 +34,8 @@ from tests.helpers import play, random_bots, run_on_bridge, server_process
 GAME = make_game("oh-hell", 3, {"deal_style": "short_low"})
 FAST = TimeControl(move_time_ms=1000, time_bank_ms=0)
 SHORT = TimeControl(move_time_ms=300, time_bank_ms=0)
+RESUME = TimeControl(move_time_ms=5000, time_bank_ms=0)
+"""For a stream that drops and comes back: time enough on a loaded machine to redial."""
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +122,7 @@ def test_a_dropped_stream_is_dialled_again_and_the_pending_request_sent_again(
     two_random_bots: list[BotProcess],
 ) -> None:
     for bad in stream_bot("drop", "--after", "4", "--times", "1"):
-        record, bot, version = play_and_inspect(spec(bad, two_random_bots))
+        record, bot, version = play_and_inspect(spec(bad, two_random_bots, RESUME))
     assert record.status == record_pb2.MATCH_STATUS_COMPLETED
     assert faults_of(record, 0) == []  # resumed before its clock ran out
     assert "streams=2" in version and bot.connections == 2
@@ -185,7 +187,7 @@ def test_an_outbound_bot_that_reconnects_in_time_resumes_its_match(
     dial = ["--connect", f"127.0.0.1:{OUTBOUND_PORT}", "--bot-id", "x"]
     for bad in stream_bot("drop", "--after", "4", "--times", "1", *dial):
         targets = ["outbound://x", *(b.address for b in two_random_bots)]
-        record, bot = play_outbound(MatchSpec(GAME, targets, seed=3, time_control=FAST))
+        record, bot = play_outbound(MatchSpec(GAME, targets, seed=3, time_control=RESUME))
         assert bad.process.poll() is None
     assert record.status == record_pb2.MATCH_STATUS_COMPLETED
     assert faults_of(record, 0) == []  # the request in flight was sent again on the new stream
