@@ -26,6 +26,7 @@ from tests.stores import postgres_available, postgres_url
 from tests.test_ladder_e2e import (
     ADMIN,
     arena_service,
+    bot_state,
     finished,
     quick_ladder,
     wait_active,
@@ -148,3 +149,19 @@ def test_an_outbound_bot_connected_to_one_process_plays_matches_another_referees
                 "SELECT DISTINCT claimed_by FROM matches WHERE status = 'finished'"
             ).fetchall()
         assert referees == [("beta",)]
+
+
+def test_the_health_sweep_pulls_a_disconnected_outbound_bot_and_restores_it(
+    tmp_path: Path,
+) -> None:
+    """Healthy while its stream is open and it answers on it; pulled when it goes away;
+    back once it dials in again."""
+    with arena_service(tmp_path, "--health-interval-s", "0.5") as service:
+        client = service.client()
+        out_id, token = register(client, "hl", transport=pb.BOT_TRANSPORT_OUTBOUND)
+        state = partial(bot_state, client, out_id)
+        with outbound_bot(service.address, out_id, token):
+            wait_for(lambda: state() == pb.BOT_STATE_ACTIVE, what="validated over its stream")
+        wait_for(lambda: state() == pb.BOT_STATE_UNHEALTHY, timeout_s=90, what="pulled")
+        with outbound_bot(service.address, out_id, token):
+            wait_for(lambda: state() == pb.BOT_STATE_ACTIVE, timeout_s=90, what="restored")
