@@ -23,6 +23,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
+from google.protobuf.message import DecodeError
 
 from arena.peers import PeerChannels
 from arena.store.calls import call_store
@@ -133,7 +134,12 @@ def relay_bot_handler(
         first = await context.read()
         if not isinstance(first, bytes):
             return
-        bot_id = arena_service_pb2.RelayBotRequest.FromString(first).bot_id
+        try:
+            bot_id = arena_service_pb2.RelayBotRequest.FromString(first).bot_id
+        except DecodeError:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "the first message must name a bot"
+            )
         bot = find(bot_id)
         if bot is None or not bot.directly_connected:
             await context.abort(grpc.StatusCode.NOT_FOUND, "the bot has no stream open here")
