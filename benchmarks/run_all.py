@@ -262,10 +262,27 @@ def _fairness(rows: list[dict[str, Any]]) -> list[Figure]:
     ]
 
 
+def _stream_echo(data: dict[str, Any]) -> list[Figure]:
+    rows = {row["variant"]: row for row in data["rows"]}
+    unary, stream = rows["unary_echo"], rows["stream_echo"]
+    return [
+        Figure(
+            "transport",
+            "raw echo over open streams: exchanges per second",
+            f"{stream['exchanges_per_s']:.0f}",
+            f"{unary['exchanges_per_s']:.0f} (a unary call each)",
+            data["stream_over_unary"],
+            "sets the streaming referee's target (issue 20)",
+            None,
+        )
+    ]
+
+
 BENCHMARKS: list[tuple[str, list[str], list[str] | None, Extractor]] = [
     ("engine.py", [], ["--quick"], _engine),
     ("openspiel_compare.py", [], ["--quick"], _openspiel),
     ("decision_cost.py", [], ["--quick"], _decision_cost),
+    ("stream_echo.py", [], ["--quick"], _stream_echo),
     ("referee.py", [], ["--quick"], _referee),
     # The service runs with this collector threshold (arena/cli_service.py), so measure that.
     ("concurrency.py", ["--gc-threshold", "50000"], ["--quick"], _concurrency),
