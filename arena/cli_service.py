@@ -289,9 +289,17 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
             str(standing.matches),
             str(standing.first_places),
             f"{standing.fault_rate:.2f}",
-            STATE_NAMES[standing.bot.state],
+            _state_text(standing.bot),
         )
     return table
+
+
+def _state_text(bot: pb.Bot) -> str:
+    """The bot's state; for a bot that dials out, whether it is connected now."""
+    state = STATE_NAMES[bot.state]
+    if bot.transport == pb.BOT_TRANSPORT_OUTBOUND:
+        return f"{state}, {'connected' if bot.connected else 'not connected'}"
+    return state
 
 
 def cmd_standings(args: argparse.Namespace) -> int:

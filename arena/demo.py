@@ -23,7 +23,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from arena.cli_service import standings_table
 from arena.client import ArenaClient
-from arena.local_bots import BotProcess, arena_serve_command, start_many, start_server, stop_bot
+from arena.local_bots import (
+    BotProcess,
+    arena_serve_command,
+    connect_bot,
+    start_many,
+    start_server,
+    stop_bot,
+)
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
 from referee.games.registry import ENTRIES, GAMES
@@ -77,18 +84,29 @@ def run_demo(
         for game in games:
             for index, kind in enumerate(plan[game]):
                 bot = next(bots)
+                # Every sample bot plays over one stream (issue 20); each ladder's first bot
+                # dials the arena itself, as a bot behind NAT would.
+                outbound = index == 0
                 registered = client.call(
                     "RegisterBot",
                     pb.RegisterBotRequest(
                         owner="demo",
                         name=f"{game}-{kind.removeprefix(game + '-')}-{index}",
                         game=game,
-                        endpoint=bot.address,
+                        endpoint="" if outbound else bot.address,
                         version="1",
+                        transport=pb.BOT_TRANSPORT_OUTBOUND
+                        if outbound
+                        else pb.BOT_TRANSPORT_STREAM,
                     ),
                     token=owner_token,
                 )
                 owner_token = owner_token or registered.owner_token
+                if outbound:
+                    stop_bot(bot.process)  # its place is taken by one that dials out
+                    processes.append(
+                        connect_bot(kind, service.address, registered.bot.bot_id, owner_token)
+                    )
             client.call(
                 "CreateLadder",
                 pb.CreateLadderRequest(

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import trio
 
+from arena.bot_transport import OUTBOUND, STREAM, address_part
 from arena.endpoint_guard import EndpointRefused
 from arena.endpoint_resolver import EndpointGuard
 from arena.leadership import Leadership
@@ -569,9 +570,16 @@ class Arena:
     async def connect_target(self, endpoint: str) -> str | Refused:
         """What the referee connects to for a bot's endpoint: the endpoint checked by the guard
         again, now (its name may resolve elsewhere than at registration), as an IP target; or
-        ``Refused``, which the referee turns into an UNREACHABLE fault without connecting."""
+        ``Refused``, which the referee turns into an UNREACHABLE fault without connecting.
+        A bot that dials out (``outbound://``) has no address: its stream is its target; a
+        ``stream://`` bot's address is checked as any other's."""
+        if endpoint.startswith(OUTBOUND):
+            self._targets[endpoint] = endpoint
+            return endpoint
+        scheme = STREAM if endpoint.startswith(STREAM) else ""
         try:
-            target = (await await_aio(lambda: self.guard.check(endpoint))).target
+            checked = address_part(endpoint)
+            target = scheme + (await await_aio(lambda: self.guard.check(checked))).target
         except EndpointRefused as refused:
             log.info("not connecting to a bot endpoint: %s", refused.detail)
             return Refused(REFUSED_DETAIL)

@@ -73,7 +73,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     console.print(f"Starting {seats - 1} {kind} opponent(s) as separate processes…")
     opponents = start_many([kind] * (seats - 1), args.seed)
     try:
-        records = _play_all(args, game, address, [o.address for o in opponents])
+        # The sample opponents play over their Play stream (issue 20), as the arena does.
+        records = _play_all(args, game, address, [f"stream://{o.address}" for o in opponents])
     finally:
         for opponent in opponents:
             stop_bot(opponent.process)

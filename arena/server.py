@@ -28,6 +28,13 @@ import trio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from prometheus_client import start_http_server
 
+from arena.bot_relay import (
+    RELAY_METHOD,
+    StreamRegistry,
+    relay_bot_handler,
+    relay_dialer,
+    store_locator,
+)
 from arena.endpoint_guard import GuardPolicy
 from arena.endpoint_resolver import EndpointGuard
 from arena.ladder import Arena, ArenaConfig
@@ -44,6 +51,7 @@ from botkit.tls import ClientTls, ServerTls
 from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
 from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool
+from referee.bot_stream import CONNECT_METHOD, CONNECT_SERVICE, StreamBot, connect_bot_handler
 from referee.games.registry import STATE_CLASSES
 from referee.metrics import Metrics
 from sample_bots.random_bot import make_random_bot
@@ -54,6 +62,12 @@ LIVENESS = "liveness"
 """The health service that stays SERVING until the process exits (a liveness probe's):
 the others ("" and the API's) turn NOT_SERVING as soon as the process starts draining."""
 READINESS = ("", SERVICE_NAME)
+
+
+def _stream_bot(pool: BotPool, bot_id: str) -> StreamBot | None:
+    """The outbound bot's StreamBot in this process, if it has one."""
+    found = pool.peek(f"outbound://{bot_id}")
+    return found if isinstance(found, StreamBot) else None
 
 
 @dataclass(frozen=True)
@@ -124,6 +138,20 @@ async def serve(
         arena = Arena(store, pool, metrics, house_address, config, guard)
         servicer = ArenaServicer(store, arena, options.admin_token, limits, peers)
         arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)
+        # ConnectBot and RelayBot in bytes (issue 20): registered over the generated handlers.
+        registry = StreamRegistry(store, arena.coordination, config.worker_id, metrics)
+        pool.outbound_dial = relay_dialer(store_locator(registry), peers, options.admin_token)
+        server.add_registered_method_handlers(
+            CONNECT_SERVICE,
+            {
+                CONNECT_METHOD: connect_bot_handler(
+                    servicer.accept_bot_stream, registry.opened, registry.closed
+                ),
+                RELAY_METHOD: relay_bot_handler(
+                    lambda bot_id: _stream_bot(pool, bot_id), servicer.is_admin
+                ),
+            },
+        )
         health_servicer = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         enable_reflection((SERVICE_NAME, health.SERVICE_NAME), server)  # v1 and v1alpha

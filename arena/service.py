@@ -18,6 +18,7 @@ import grpc
 import grpc.aio
 
 from arena import fields
+from arena.bot_transport import OUTBOUND, OUTBOUND_UNNAMED, address_part, stored_endpoint
 from arena.endpoint_guard import EndpointRefused, GuardedTarget
 from arena.ladder import Arena
 from arena.limits import (
@@ -44,6 +45,7 @@ from arena.store.repository import (
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
 from cardarena.game.v1 import record_pb2
+from referee.bot_stream import StreamBot
 from referee.codec.common import game_description, option_value
 from referee.games.api import RulesError
 from referee.games.registry import STATE_CLASSES, game_from_settings, game_types
@@ -204,7 +206,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         """The endpoint checked by the guard (parsed, resolved, every address allowed), or
         INVALID_ARGUMENT with a reason that says nothing about the target."""
         try:
-            target = await self.arena.guard.check(endpoint)
+            target = await self.arena.guard.check(address_part(endpoint))
         except EndpointRefused as refused:
             log.debug("endpoint refused: %s", refused.detail)
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, refused.public)
@@ -231,7 +233,13 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"unknown game {fields.shown(request.game)}; known: {', '.join(STATE_CLASSES)}",
             )
-        target = await self._guarded(context, request.endpoint)
+        try:
+            endpoint = stored_endpoint(request.transport, request.endpoint)
+        except ValueError as error:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        address_key = None
+        if endpoint != OUTBOUND_UNNAMED:  # an outbound bot has no address to check
+            address_key = (await self._guarded(context, endpoint)).address_key
         bot, token = await self._call(
             context,
             self.store.register_bot,
@@ -239,9 +247,9 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             _token(context),
             request.name,
             request.game,
-            request.endpoint,
+            endpoint,
             request.version or "0",
-            target.address_key,
+            address_key,
             self._owner_limits(context),
         )
         return pb.RegisterBotResponse(bot=bot.to_proto(), owner_token=token or "")
@@ -350,10 +358,47 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             if request.search
             else total
         )
+        await self._mark_connected(context, [standing.bot for standing in standings])
         response = pb.GetStandingsResponse(
             ladder=ladder, standings=standings, total=total, found=found
         )
         return standings_view(response, await self._viewer(context))
+
+    async def _mark_connected(self, context: Context, bots: list[pb.Bot]) -> None:
+        """Say which outbound bots have a stream open to a live arena process (any)."""
+        outbound = [bot for bot in bots if bot.transport == pb.BOT_TRANSPORT_OUTBOUND]
+        if not outbound:
+            return
+        ids = [bot.bot_id for bot in outbound]
+        connected = await self._call(context, self.arena.coordination.connected_bots, ids)
+        for bot in outbound:
+            bot.connected = bot.bot_id in connected
+
+    def is_admin(self, context: Context) -> bool:
+        """Whether the call carries the admin token (what arena peers send)."""
+        return self._is_admin(context)
+
+    async def accept_bot_stream(self, bot_id: str, context: Context) -> StreamBot:
+        """Whose ConnectBot stream this is (``referee.bot_stream.connect_bot_handler``): the
+        bot's owner's token, an outbound bot not retired; else the call is aborted."""
+        token = _token(context)
+        if not token:
+            await _abort(
+                context, grpc.StatusCode.UNAUTHENTICATED, "ConnectBot needs the owner's token"
+            )
+        await _require(context, fields.identifier("bot_id", bot_id))
+        owner = await self._call(context, self.store.token_owner, token)
+        bot = await self._call(context, self.store.bot, bot_id)
+        if owner is None or bot.owner != owner:
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "not this bot's owner's token")
+        if not bot.endpoint.startswith(OUTBOUND):
+            detail = "this bot is registered to be dialled; only outbound bots connect"
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, detail)
+        if bot.state == "retired":
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "this bot is retired")
+        stream_bot = self.arena.pool.get(bot.endpoint)
+        assert isinstance(stream_bot, StreamBot)
+        return stream_bot
 
     async def GetBotProfile(
         self, request: pb.GetBotProfileRequest, context: Context
@@ -391,6 +436,22 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         query = MatchQuery(request.ladder, bot_id, phases, request.page_size, request.page_token)
         matches, token = await self._call(context, self.listings.matches, query)
         return pb.ListMatchesResponse(matches=matches, next_page_token=token)
+
+    async def ConnectBot(
+        self, request_iterator: Any, context: Context
+    ) -> AsyncIterator[pb.ConnectBotResponse]:
+        """Served in bytes by ``referee.bot_stream.connect_bot_handler`` (see arena/server.py,
+        which registers it over this method); never reached."""
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "ConnectBot is not served here")
+        yield pb.ConnectBotResponse()  # never reached: abort raises
+
+    async def RelayBot(
+        self, request_iterator: Any, context: Context
+    ) -> AsyncIterator[pb.RelayBotResponse]:
+        """Served in bytes by ``arena.bot_relay.relay_bot_handler`` (registered over this
+        method in arena/server.py); never reached."""
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "RelayBot is not served here")
+        yield pb.RelayBotResponse()  # never reached: abort raises
 
     async def WatchMatch(
         self, request: pb.WatchMatchRequest, context: Context

@@ -19,6 +19,10 @@ state holds at its end (engine, move log), measured in-process with tracemalloc.
     python benchmarks/concurrency.py                       # 10 ... 10,000 in flight, oh-hell 4p
     python benchmarks/concurrency.py --levels 100,1000 --seconds 8 --tracemalloc
     python benchmarks/concurrency.py --quick               # a smoke run for CI
+    python benchmarks/concurrency.py --stream              # every bot over its Play stream
+
+``--stream`` plays every match over the bots' ``Play`` streams (issue 20: one stream per bot
+endpoint carrying all of its matches) instead of a unary call per decision.
 """
 
 from __future__ import annotations
@@ -110,7 +114,7 @@ def referee_client(args: argparse.Namespace) -> dict[str, Any]:
         nonlocal measuring
         pool = BotPool(max_concurrent_calls=args.in_flight)
         stop = trio.Event()
-        targets = args.targets
+        targets = [f"stream://{t}" for t in args.targets] if args.stream else args.targets
         rss_before = rss_bytes()
         traced_before = tracemalloc.take_snapshot() if args.tracemalloc else None
 
@@ -219,6 +223,7 @@ def main() -> None:
     parser.add_argument("--tracemalloc", action="store_true", help="memory sites, last level")
     parser.add_argument("--gc-threshold", type=int, default=0, help="referee gen-0 GC threshold")
     parser.add_argument("--quick", action="store_true", help="short smoke run (CI)")
+    parser.add_argument("--stream", action="store_true", help="bots over their Play streams")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--role", choices=["orchestrate", "referee"], default="orchestrate")
     parser.add_argument("--in-flight", type=int, default=10, help=argparse.SUPPRESS)
@@ -254,6 +259,8 @@ def main() -> None:
             command += ["--game", args.game, "--seats", str(args.seats), "--in-flight", str(level)]
             command += ["--seconds", str(args.seconds), "--settle", str(args.settle)]
             command += ["--gc-threshold", str(args.gc_threshold)]
+            if args.stream:
+                command.append("--stream")
             if args.tracemalloc and level == levels[-1]:
                 command.append("--tracemalloc")
             run = run_client(

@@ -8,10 +8,17 @@ CPU, fresh client processes take turns, each for the same window, over several r
 - ``echo``: raw grpc.aio client, ``--concurrency`` asyncio tasks calling the echo server;
 - ``referee``: the real referee (trio guest on asyncio, ``play_match``) playing
   ``--concurrency`` matches at once against the trivial bots, whole matches back to back;
-- ``referee+metrics``: the same with Prometheus metrics on (an isolated registry).
+- ``referee+metrics``: the same with Prometheus metrics on (an isolated registry);
+- ``stream_echo``: the raw client multiplexing its calls over one open bidirectional stream
+  per server port (issue 20's baseline: what a message on an open stream costs);
+- ``referee_stream_in``: the referee against the same trivial bots over their ``Play`` stream
+  (``stream://``: the referee dials, one stream per bot, every match on it);
+- ``referee_stream_out``: the referee process listening for ``ConnectBot`` and the trivial
+  bots dialling it (``outbound://``: bots behind NAT), one stream per bot.
 
 Figures are medians over the rounds. The headline is referee decisions/s ÷ echo calls/s (the
-issue's target is >= 0.8) and the per-decision client CPU of each; the metrics line gives the
+issue's target is >= 0.8; for the streaming referees ÷ ``stream_echo``, and ≥ 2.5 × the unary
+referee) and the per-decision client CPU of each; the metrics line gives the
 per-decision overhead of metrics, from the same runs, and from a micro-measurement of the exact
 metric calls the runner makes per decision (target < 5%).
 
@@ -26,14 +33,17 @@ import argparse
 import itertools
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -82,6 +92,21 @@ def referee_client(args: argparse.Namespace) -> dict[str, float]:
         pool = BotPool()
         stop = trio.Event()
         targets = args.targets
+        if args.stream:
+            targets = [f"stream://{target}" for target in targets]
+        server = None
+        if args.relay:  # outbound bots attached to another process: reach them through it
+            from arena.bot_relay import relay_dialer
+            from arena.peers import PeerChannels
+
+            async def locate(bot_id: str) -> str:
+                return str(args.relay)
+
+            pool.outbound_dial = relay_dialer(locate, PeerChannels(), "bench")
+            targets = [f"outbound://b{index}" for index in range(args.seats)]
+        if args.listen:
+            server = await aio_bridge.await_aio(lambda: listen_for_bots(pool, args.listen))
+            targets = [f"outbound://b{index}" for index in range(args.seats)]
 
         async def slot(index: int) -> None:
             while not stop.is_set():
@@ -111,9 +136,31 @@ def referee_client(args: argparse.Namespace) -> dict[str, float]:
                         nursery.start_soon(slot, index)
         finally:
             await pool.close()
+            if server is not None:
+                await aio_bridge.await_aio(lambda: server.stop(0))
 
     aio_bridge.run(main)
     return mark
+
+
+async def listen_for_bots(pool: Any, port: int) -> Any:
+    """A ConnectBot server on ``port`` attaching each bot that dials in to ``pool``
+    (no authentication: a benchmark; the arena checks the owner's token)."""
+    import grpc.aio
+
+    from referee.bot_stream import CONNECT_METHOD, CONNECT_SERVICE, StreamBot, connect_bot_handler
+
+    async def accept(bot_id: str, context: object) -> StreamBot:
+        bot = pool.get(f"outbound://{bot_id}")
+        assert isinstance(bot, StreamBot)
+        return bot
+
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    handler = connect_bot_handler(accept)
+    server.add_registered_method_handlers(CONNECT_SERVICE, {CONNECT_METHOD: handler})
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    return server
 
 
 # -- the orchestrator ---------------------------------------------------------------------------
@@ -155,6 +202,64 @@ def run_client(command: Sequence[str], server_pid: int, timeout_s: float = 300) 
         raise RuntimeError(f"{command[2:4]} failed:\n{done.stderr[-3000:]}")
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+LABELS = {
+    "echo": "raw grpc.aio echo",
+    "referee": "referee",
+    "metrics": "referee + metrics",
+    "stream_echo": "raw stream echo",
+    "referee_stream_in": "referee, streams in",
+    "referee_stream_out": "referee, streams out",
+    "referee_stream_relayed": "referee, out via relay",
+}
+"""Every variant, in the order rows are printed."""
+
+STREAMED = ("stream_echo", "referee_stream_in", "referee_stream_out", "referee_stream_relayed")
+"""Variants whose × column is against ``stream_echo`` (the others: against ``echo``)."""
+
+
+def free_port() -> int:
+    """A loopback TCP port free now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def run_outbound(referee: Sequence[str], seats: int) -> dict[str, float]:
+    """One ``referee_stream_out`` run: the referee listens, a fresh trivial-bot process
+    (pinned to the server CPU) dials it once per bot id."""
+    port = free_port()
+    ids = ",".join(f"b{index}" for index in range(seats))
+    bots = [sys.executable, "-m", "benchmarks.servers.bot", "--cpu", str(SERVER_CPU)]
+    bots += ["--connect", f"127.0.0.1:{port}", "--bot-ids", ids, "--max-seconds", "600"]
+    process = subprocess.Popen(bots, stdout=subprocess.DEVNULL, cwd=ROOT)
+    try:
+        return run_client([*referee, "--listen", str(port)], process.pid)
+    finally:
+        stop_bot(process, grace_s=10)
+
+
+def run_relayed(referee: Sequence[str], seats: int) -> dict[str, float]:
+    """One ``referee_stream_relayed`` run: the bots dial a relay process (the arena process
+    they are connected to, ``benchmarks.servers.relay``), and the referee reaches them
+    through its RelayBot, as one arena process plays another's outbound bots. The relay
+    and the bots share the server CPU; the relay's CPU is reported as ``relay_cpu_s``."""
+    with server(
+        "benchmarks.servers.relay", "--cpu", str(SERVER_CPU), "--max-seconds", "600"
+    ) as relay:
+        address = relay.targets[0]
+        ids = ",".join(f"b{index}" for index in range(seats))
+        bots = [sys.executable, "-m", "benchmarks.servers.bot", "--cpu", str(SERVER_CPU)]
+        bots += ["--connect", address, "--bot-ids", ids, "--max-seconds", "600"]
+        process = subprocess.Popen(bots, stdout=subprocess.DEVNULL, cwd=ROOT)
+        try:
+            before = proc_cpu_seconds(relay.process.pid)
+            result = run_client([*referee, "--relay", address], process.pid)
+            result["relay_cpu_s"] = proc_cpu_seconds(relay.process.pid) - before
+            return result
+        finally:
+            stop_bot(process, grace_s=10)
 
 
 def wire_sizes(game_name: str, seats: int) -> tuple[int, int]:
@@ -202,6 +307,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--role", choices=["orchestrate", "referee"], default="orchestrate")
     parser.add_argument("--metrics", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--stream", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--listen", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--relay", default="", help=argparse.SUPPRESS)
     parser.add_argument("--targets", nargs="*", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--server-pid", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -216,7 +324,7 @@ def main() -> None:
     ports = str(args.seats)
     common = ["--ports", ports, "--cpu", str(SERVER_CPU), "--max-seconds", "600"]
     window = ["--seconds", str(args.seconds), "--warmup", str(args.warmup)]
-    results: dict[str, list[dict[str, float]]] = {"echo": [], "referee": [], "metrics": []}
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in LABELS}
     with (
         server("benchmarks.servers.bot", *common) as bots,
         server(
@@ -229,16 +337,20 @@ def main() -> None:
         echo_client = [sys.executable, "-m", "benchmarks.servers.echo", "client", *echo.targets]
         echo_client += ["--request-bytes", str(request_bytes), "--cpu", str(CLIENT_CPU)]
         echo_client += ["--concurrency", str(args.concurrency), *window]
-        variants = {
-            "echo": (echo_client, echo.process.pid),
-            "referee": (me, bots.process.pid),
-            "metrics": ([*me, "--metrics"], bots.process.pid),
+        variants: dict[str, Callable[[], dict[str, float]]] = {
+            "echo": partial(run_client, echo_client, echo.process.pid),
+            "referee": partial(run_client, me, bots.process.pid),
+            "metrics": partial(run_client, [*me, "--metrics"], bots.process.pid),
+            "stream_echo": partial(run_client, [*echo_client, "--stream"], echo.process.pid),
+            "referee_stream_in": partial(run_client, [*me, "--stream"], bots.process.pid),
+            "referee_stream_out": partial(run_outbound, me, args.seats),
+            "referee_stream_relayed": partial(run_relayed, me, args.seats),
         }
         order = list(variants)
         for round_index in range(args.rounds):
-            for name in order[round_index % 3 :] + order[: round_index % 3]:
-                command, pid = variants[name]
-                results[name].append(run_client(command, pid))
+            shift = round_index % len(order)
+            for name in order[shift:] + order[:shift]:
+                results[name].append(variants[name]())
 
     def figure(name: str, key: str) -> float:
         values = []
@@ -254,34 +366,53 @@ def main() -> None:
             )
         return statistics.median(values)
 
-    labels = {"echo": "raw grpc.aio echo", "referee": "referee", "metrics": "referee + metrics"}
     echo_rate = figure("echo", "rate")
+    stream_echo_rate = figure("stream_echo", "rate")
     print(
         f"{args.game} {args.seats}p, {args.concurrency} in flight, request {request_bytes} B, "
         f"answer {reply_bytes} B, {args.rounds} round(s) of {args.seconds:g} s, "
         f"clients on CPU {CLIENT_CPU}, servers on CPU {SERVER_CPU}, load {os.getloadavg()[0]:.2f}"
     )
     print(
-        f"{'variant':20} {'calls/s':>9} {'× echo':>7} {'client µs/call':>15} "
+        f"{'variant':24} {'calls/s':>9} {'× echo':>7} {'client µs/call':>15} "
         f"{'client core':>12} {'server µs/call':>15}"
     )
     rows = []
-    for name in ("echo", "referee", "metrics"):
+    for name in LABELS:
+        baseline = stream_echo_rate if name in STREAMED else echo_rate
         row = {
-            "variant": labels[name],
+            "name": name,
+            "variant": LABELS[name],
             "calls_per_s": figure(name, "rate"),
-            "ratio_to_echo": figure(name, "rate") / echo_rate,
+            "ratio_to_echo": figure(name, "rate") / baseline,
+            "baseline": "stream_echo" if name in STREAMED else "echo",
             "client_us_per_call": figure(name, "client_us"),
             "client_core_load": figure(name, "client_load"),
             "server_us_per_call": figure(name, "server_us"),
             "faults": sum(run.get("faults", 0) for run in results[name]),
         }
+        if name == "referee_stream_relayed":  # the relay's CPU over the whole run (warm-up too)
+            row["relay_us_per_call"] = statistics.median(
+                run["relay_cpu_s"] / max(run["calls"], 1) * 1e6 for run in results[name]
+            )
         rows.append(row)
         print(
-            f"{row['variant']:20} {row['calls_per_s']:9.0f} {row['ratio_to_echo']:7.2f} "
+            f"{row['variant']:24} {row['calls_per_s']:9.0f} {row['ratio_to_echo']:7.2f} "
             f"{row['client_us_per_call']:15.1f} {row['client_core_load']:11.0%} "
             f"{row['server_us_per_call']:15.1f}"
         )
+    unary_rate = figure("referee", "rate")
+    for name in ("referee_stream_in", "referee_stream_out", "referee_stream_relayed"):
+        print(
+            f"{LABELS[name]}: {figure(name, 'rate') / unary_rate:.2f} × the unary referee "
+            f"(target ≥ 2.5), {figure(name, 'rate') / stream_echo_rate:.2f} × stream_echo "
+            "(target ≥ 0.8)"
+        )
+    relayed = rows[-1]
+    print(
+        f"relay process: {relayed.get('relay_us_per_call', 0):.0f} µs CPU per relayed decision "
+        "(over the whole run, warm-up included)"
+    )
     off_us = float(rows[1]["client_us_per_call"])  # type: ignore[arg-type]
     on_us = float(rows[2]["client_us_per_call"])  # type: ignore[arg-type]
     calls_us = metric_calls_us(args.game)

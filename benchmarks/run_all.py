@@ -149,6 +149,20 @@ def _referee(data: dict[str, Any]) -> list[Figure]:
                     row["ratio_to_echo"] >= 0.8,
                 )
             )
+    for variant in ("referee, streams in", "referee, streams out"):  # issue 20
+        if variant in rows and "referee" in rows:
+            row, unary = rows[variant], rows["referee"]["calls_per_s"]
+            figures.append(
+                Figure(
+                    "referee",
+                    f"{variant}: decisions per second",
+                    f"{row['calls_per_s']:.0f}",
+                    f"{unary:.0f} (unary referee)",
+                    row["calls_per_s"] / unary,
+                    f"≥ 2.5 × unary; {row['ratio_to_echo']:.2f} × stream echo (≥ 0.8)",
+                    row["calls_per_s"] / unary >= 2.5 and row["ratio_to_echo"] >= 0.8,
+                )
+            )
     if "referee" in rows and "referee + metrics" in rows:
         plain = rows["referee"]["client_us_per_call"]
         metered = rows["referee + metrics"]["client_us_per_call"]
@@ -248,10 +262,27 @@ def _fairness(rows: list[dict[str, Any]]) -> list[Figure]:
     ]
 
 
+def _stream_echo(data: dict[str, Any]) -> list[Figure]:
+    rows = {row["variant"]: row for row in data["rows"]}
+    unary, stream = rows["unary_echo"], rows["stream_echo"]
+    return [
+        Figure(
+            "transport",
+            "raw echo over open streams: exchanges per second",
+            f"{stream['exchanges_per_s']:.0f}",
+            f"{unary['exchanges_per_s']:.0f} (a unary call each)",
+            data["stream_over_unary"],
+            "sets the streaming referee's target (issue 20)",
+            None,
+        )
+    ]
+
+
 BENCHMARKS: list[tuple[str, list[str], list[str] | None, Extractor]] = [
     ("engine.py", [], ["--quick"], _engine),
     ("openspiel_compare.py", [], ["--quick"], _openspiel),
     ("decision_cost.py", [], ["--quick"], _decision_cost),
+    ("stream_echo.py", [], ["--quick"], _stream_echo),
     ("referee.py", [], ["--quick"], _referee),
     # The service runs with this collector threshold (arena/cli_service.py), so measure that.
     ("concurrency.py", ["--gc-threshold", "50000"], ["--quick"], _concurrency),

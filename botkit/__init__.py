@@ -14,16 +14,18 @@ actions and its clock. Return one of ``request.legal_actions``. ``time_left_s()`
 ``serve(..., tls_cert=..., tls_key=...)`` serves TLS (register the bot as ``tls://host:port``);
 ``client_ca=...`` also requires the caller's certificate, whose names ``caller_identities()``
 gives inside ``choose``. A port already in use stops ``serve`` with a one-line error.
+
+``serve`` answers the unary calls and the ``Play`` stream (the arena picks by the bot's
+registered transport). A bot behind NAT registers as outbound and dials the arena instead:
+
+    connect(choose, arena="arena.example.org:50050", token=OWNER_TOKEN, bot_id=BOT_ID)
+
+with reconnect and back-off; the same ``choose`` runs either way (docs/bot-protocol.md).
 """
 
-from botkit.server import (
-    Bot,
-    ChooseFn,
-    caller_identities,
-    serve,
-    serve_async,
-    time_left_s,
-)
+from botkit.bot import Bot, ChooseFn, caller_identities, time_left_s
+from botkit.server import serve, serve_async
+from botkit.stream import connect, connect_async
 from botkit.tls import ServerTls
 
 __all__ = [
@@ -31,6 +33,8 @@ __all__ = [
     "ChooseFn",
     "ServerTls",
     "caller_identities",
+    "connect",
+    "connect_async",
     "serve",
     "serve_async",
     "time_left_s",

@@ -3,56 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import errno
 import logging
 import signal
 import socket
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import grpc
 import grpc.aio
 
+from botkit.bot import (
+    CURRENT_CONTEXT,
+    Bot,
+    ChooseFn,
+    info_of,
+)
+from botkit.stream import play_served
 from botkit.tls import ServerTls, TlsConfigError
 from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
-from cardarena.game.v1 import game_pb2
 
 log = logging.getLogger("botkit")
 
 Context = grpc.aio.ServicerContext[Any, Any]
-
-_CURRENT_CONTEXT: contextvars.ContextVar[Context | None] = contextvars.ContextVar(
-    "botkit_context", default=None
-)
-
-
-def time_left_s() -> float | None:
-    """Seconds left before the referee's deadline for the call being answered now.
-
-    Call it from inside ``choose`` (or a hook). It reads the gRPC deadline, so it already
-    accounts for the time the request spent on the network; None outside a call or when the
-    caller set no deadline. Search bots should stop with a margin for the answer's way back.
-    """
-    context = _CURRENT_CONTEXT.get()
-    return None if context is None else context.time_remaining()
-
-
-def caller_identities() -> tuple[str, ...]:
-    """The names in the caller's client certificate, for the call being answered now.
-
-    Only a bot served with ``client_ca`` (mutual TLS) sees them: the subject alternative names
-    of the certificate the referee presented, which gRPC has already verified against that CA.
-    Empty outside a call or on a channel without a client certificate.
-    """
-    context = _CURRENT_CONTEXT.get()
-    if context is None:
-        return ()
-    return tuple(name.decode(errors="replace") for name in context.peer_identities() or ())
-
 
 SERVER_OPTIONS: tuple[tuple[str, int], ...] = (
     # One process per port: grpc sets SO_REUSEPORT by default, so a second server on a port in
@@ -108,39 +83,19 @@ def _why_not_bindable(address: str) -> str | None:
 RequestT = TypeVar("RequestT")
 ResultT = TypeVar("ResultT")
 
-ChooseFn = Callable[[bot_service_pb2.ChooseActionRequest], game_pb2.Action]
-"""A bot's brain: the request for a move in, one of its legal actions out."""
-
-
-@dataclass
-class Bot:
-    """A bot: its name and version, its move function and optional match hooks."""
-
-    choose: ChooseFn
-    name: str = "bot"
-    version: str = "0"
-    games: tuple[str, ...] = ()
-    max_concurrent_matches: int = 0
-    """The most matches the bot wants to play at once (announced in GetInfo; 0: no
-    preference, the arena's cap applies)."""
-    on_start: Callable[[bot_service_pb2.StartMatchRequest], None] | None = None
-    on_end: Callable[[bot_service_pb2.EndMatchRequest], None] | None = None
-    errors: int = field(default=0, init=False)
-
 
 class _Servicer(bot_service_pb2_grpc.BotServiceServicer):
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
 
+    async def Play(self, request_iterator: Any, context: Context) -> None:  # type: ignore[override]
+        """Every match on one stream (``botkit.stream``), the same bot answering."""
+        await play_served(self.bot, request_iterator, context)
+
     async def GetInfo(
         self, request: bot_service_pb2.GetInfoRequest, context: Context
     ) -> bot_service_pb2.GetInfoResponse:
-        return bot_service_pb2.GetInfoResponse(
-            name=self.bot.name,
-            version=self.bot.version,
-            games=self.bot.games,
-            max_concurrent_matches=self.bot.max_concurrent_matches,
-        )
+        return info_of(self.bot)
 
     async def StartMatch(
         self, request: bot_service_pb2.StartMatchRequest, context: Context
@@ -166,7 +121,7 @@ class _Servicer(bot_service_pb2_grpc.BotServiceServicer):
         self, context: Context, what: str, fn: Callable[[RequestT], ResultT], request: RequestT
     ) -> ResultT:
         """Run the author's code; a bug becomes a log line and an INTERNAL status, not a crash."""
-        token = _CURRENT_CONTEXT.set(context)
+        token = CURRENT_CONTEXT.set(context)
         try:
             return fn(request)
         except Exception as error:
@@ -174,7 +129,7 @@ class _Servicer(bot_service_pb2_grpc.BotServiceServicer):
             log.exception("%s raised in match %s", what, getattr(request, "match_id", "?"))
             await _abort(context, f"bot {what} raised {error!r}")
         finally:
-            _CURRENT_CONTEXT.reset(token)
+            CURRENT_CONTEXT.reset(token)
 
 
 async def _abort(context: Context, detail: str) -> NoReturn:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 
-from botkit import Bot, serve
+from botkit import Bot, connect, serve
 from sample_bots.king_heuristic import make_king_heuristic_bot
 from sample_bots.klaberjass_heuristic import make_klaberjass_heuristic_bot
 from sample_bots.mau_mau_heuristic import make_mau_mau_heuristic_bot
@@ -51,9 +52,26 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="most matches the arena may give this bot at once (announced in GetInfo; 0: no "
         "preference)",
     )
+    parser.add_argument(
+        "--connect",
+        metavar="ARENA",
+        help="dial the arena at host:port instead of serving (a bot registered as outbound; "
+        "needs --bot-id and --token)",
+    )
+    parser.add_argument("--bot-id", help="with --connect: the bot's id from registration")
+    parser.add_argument("--token", help="with --connect: its owner's token ('-': read stdin)")
     args = parser.parse_args(argv)
     if args.max_concurrent_matches < 0:
         parser.error("--max-concurrent-matches must be 0 or more")
+    if args.connect:
+        if not args.bot_id or not args.token:
+            parser.error("--connect needs --bot-id and --token")
+        if args.token == "-":
+            args.token = sys.stdin.readline().strip()
+        connect(
+            BOTS[args.kind](args.seed), arena=args.connect, token=args.token, bot_id=args.bot_id
+        )
+        return
     serve(
         BOTS[args.kind](args.seed),
         address=args.listen,

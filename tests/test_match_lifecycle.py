@@ -27,7 +27,8 @@ from arena.endpoint_resolver import EndpointGuard
 from arena.ladder import Arena, ArenaConfig
 from arena.server import ServeOptions, serve
 from arena.store.repository import Store
-from botkit.server import Bot, start_server
+from botkit.bot import Bot
+from botkit.server import start_server
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import game_pb2, options_pb2, record_pb2

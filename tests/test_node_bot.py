@@ -108,3 +108,46 @@ def test_node_bot_stops_cleanly_on_sigterm(node_bot_dir: Path) -> None:
     bot.process.terminate()
     assert bot.process.wait(timeout=5) == 0
     stop_bot(bot.process)
+
+
+def test_node_bot_plays_over_its_play_stream(
+    node_bot: BotProcess, python_bots: list[BotProcess]
+) -> None:
+    game = make_game("oh-hell", 3, ENTRIES["oh-hell"].short_options)
+    endpoints = [f"stream://{node_bot.address}", *(b.address for b in python_bots[:2])]
+    record = play(MatchSpec(game, endpoints, seed=4, time_control=TIME))
+    assert record.status == record_pb2.MATCH_STATUS_COMPLETED
+    assert record.seats[0].bot_name == "node-random"
+    assert any(m.seat == 0 for m in record.moves) and not any(m.fault for m in record.moves)
+
+
+def test_node_bot_dials_out_and_plays_its_validation_matches(
+    node_bot_dir: Path, tmp_path: Path
+) -> None:
+    from cardarena.arena.v1 import arena_service_pb2 as pb
+    from tests.test_ladder_e2e import arena_service, wait_active
+
+    with arena_service(tmp_path) as service:
+        client = service.client()
+        registered = client.call(
+            "RegisterBot",
+            pb.RegisterBotRequest(
+                owner="nodeowner", name="n", game="oh-hell", transport=pb.BOT_TRANSPORT_OUTBOUND
+            ),
+        )
+        bot_id = registered.bot.bot_id
+        command = [*_node_command(node_bot_dir, seed=3)[:2], "--connect", service.address]
+        command += ["--bot-id", bot_id, "--token", "-", "--proto-root", str(ROOT / "proto")]
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(registered.owner_token + "\n")
+            process.stdin.close()
+            assert process.stdout.readline().startswith("CONNECTING ")
+            wait_active(client, [bot_id])  # its validation matches, played over its own stream
+            profile = client.call("GetBotProfile", pb.GetBotProfileRequest(bot_id=bot_id))
+            assert profile.bot.state == pb.BOT_STATE_ACTIVE
+        finally:
+            stop_bot(process)

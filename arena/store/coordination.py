@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.store.db import Database, Tx
@@ -164,6 +165,48 @@ class Coordination:
                 (match_id,),
             )
         return (row[0], row[1]) if row else None
+
+    # -- outbound bots' streams (issue 20) --------------------------------------------------
+
+    def stream_opened(self, bot_id: str, worker_id: str) -> None:
+        """``bot_id``'s ConnectBot stream is open to ``worker_id`` now."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "INSERT INTO bot_streams (bot_id, worker_id, opened_at_us) "
+                f"VALUES (?, ?, {tx.clock}) ON CONFLICT (bot_id) DO UPDATE SET "
+                "worker_id = excluded.worker_id, opened_at_us = excluded.opened_at_us",
+                (bot_id, worker_id),
+            )
+
+    def stream_closed(self, bot_id: str, worker_id: str) -> None:
+        """``bot_id``'s stream to ``worker_id`` ended (a newer one elsewhere is kept)."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "DELETE FROM bot_streams WHERE bot_id = ? AND worker_id = ?", (bot_id, worker_id)
+            )
+
+    def stream_holder(self, bot_id: str) -> tuple[str, str] | None:
+        """The live worker ``bot_id``'s stream is open to and the address of its API."""
+        with self.db.transaction() as tx:
+            row = tx.one(
+                "SELECT w.worker_id, w.address FROM bot_streams s JOIN workers w ON "
+                f"w.worker_id = s.worker_id WHERE s.bot_id = ? AND w.alive_until_us > {tx.clock}",
+                (bot_id,),
+            )
+        return (row[0], row[1]) if row else None
+
+    def connected_bots(self, bot_ids: Sequence[str]) -> set[str]:
+        """Those of ``bot_ids`` with a stream open to a live worker."""
+        if not bot_ids:
+            return set()
+        marks = ", ".join("?" * len(bot_ids))
+        with self.db.transaction() as tx:
+            rows = tx.all(
+                "SELECT s.bot_id FROM bot_streams s JOIN workers w ON w.worker_id = s.worker_id "
+                f"WHERE s.bot_id IN ({marks}) AND w.alive_until_us > {tx.clock}",
+                tuple(bot_ids),
+            )
+        return {row[0] for row in rows}
 
     # -- leadership -----------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from arena.bot_transport import OUTBOUND, OUTBOUND_UNNAMED, shown_endpoint, transport_of
 from arena.matchmaking import Entrant, PlannedMatch
 from arena.ratings import (
     DISPLAY_SQL,
@@ -190,10 +191,11 @@ class BotRow:
             owner=self.owner,
             name=self.name,
             game=self.game,
-            endpoint=self.endpoint,
+            endpoint=shown_endpoint(self.endpoint),
             version=self.version,
             state=BOT_STATES[self.state],
             state_detail=self.state_detail,
+            transport=transport_of(self.endpoint),  # type: ignore[arg-type]
         )
 
 
@@ -382,6 +384,8 @@ class Store:
         """
         new_token = None
         address_key = address or endpoint.lower()
+        if endpoint == OUTBOUND_UNNAMED:
+            address_key = f"{OUTBOUND}{owner}"  # no address: nothing another owner can share
         with self.db.transaction() as tx:
             self._lock_address(tx, address_key)
             row = tx.one(
@@ -410,6 +414,8 @@ class Store:
                 raise StoreError("ALREADY_EXISTS", f"{owner!r} already has a bot named {name!r}")
             self._refuse_shared_address(tx, address_key, owner_id)
             bot_id = uuid.uuid4().hex[:12]
+            if endpoint == OUTBOUND_UNNAMED:  # a bot that dials out is reached by its id
+                endpoint = OUTBOUND + bot_id
             created = now_us()
             tx.execute(
                 "INSERT INTO bots (bot_id, owner_id, name, game, endpoint, version, state, "

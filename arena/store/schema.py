@@ -304,7 +304,20 @@ def _v13(dialect: str) -> list[str]:
     ]
 
 
+def _v14(dialect: str) -> list[str]:
+    """Where each outbound bot's ConnectBot stream is open (issue 20): one row per bot, the
+    worker holding it, so any process can reach the bot through that one (``RelayBot``) and
+    standings show it connected. A row whose worker is no longer alive counts for nothing."""
+    del dialect
+    return [
+        """CREATE TABLE bot_streams (
+            bot_id TEXT PRIMARY KEY,
+            worker_id TEXT NOT NULL,
+            opened_at_us BIGINT NOT NULL)""",
+    ]
+
+
 MIGRATIONS: list[Callable[[str], list[str]]] = [
-    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13)
+    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14)
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

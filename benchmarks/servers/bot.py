@@ -1,25 +1,33 @@
 """A trivial bot server: answers a random legal action, optionally after a delay.
 
     python -m benchmarks.servers.bot [--delay-ms 50:200] [--ports 4] [--cpu 1]
+    python -m benchmarks.servers.bot --connect HOST:PORT --bot-ids b0,b1 [--cpu 1]
 
 ``--delay-ms A:B`` sleeps a uniform A..B ms before each answer (no CPU used while waiting);
-GetInfo, StartMatch and EndMatch answer at once.
+GetInfo, StartMatch and EndMatch answer at once. It serves the unary calls and ``Play`` (one
+stream per referee, every match on it); with ``--connect`` it serves nothing and instead
+dials ``ArenaService.ConnectBot`` at HOST:PORT once per bot id (a bot behind NAT), dialling
+again while the other side is not up yet.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import random
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
 import grpc.aio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.servers import common
+from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
 from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -31,6 +39,84 @@ class TrivialBot(bot_service_pb2_grpc.BotServiceServicer):
     def __init__(self, low_ms: float, high_ms: float, seed: int) -> None:
         self.low_s, self.high_s = low_ms / 1000, high_ms / 1000
         self.rng = random.Random(seed)
+
+    async def Play(self, request_iterator: Any, context: Context) -> None:  # type: ignore[override]
+        """Every match on one stream."""
+
+        async def write(message: bot_service_pb2.BotMessage) -> None:
+            await context.write(bot_service_pb2.PlayResponse(messages=[message]))
+
+        async def messages() -> AsyncIterator[bot_service_pb2.RefereeMessage]:
+            async for request in request_iterator:
+                for message in request.messages:
+                    yield message
+
+        await self.play(messages(), write)
+
+    async def play(
+        self,
+        messages: AsyncIterator[bot_service_pb2.RefereeMessage],
+        write: Callable[[bot_service_pb2.BotMessage], Awaitable[None]],
+    ) -> None:
+        """Answer a stream's messages; with a delay, each decision on its own task (writes
+        one at a time)."""
+        lock = asyncio.Lock()
+        tasks: set[asyncio.Task[None]] = set()
+
+        async def later(reply: bot_service_pb2.BotMessage) -> None:
+            await asyncio.sleep(self.rng.uniform(self.low_s, self.high_s))
+            async with lock:
+                await write(reply)
+
+        async for message in messages:
+            body = message.WhichOneof("body")
+            reply = bot_service_pb2.BotMessage(id=message.id)
+            if body == "choose_action":
+                legal = message.choose_action.legal_actions
+                reply.action.action.CopyFrom(legal[self.rng.randrange(len(legal))])
+                if self.high_s > 0:
+                    task = asyncio.ensure_future(later(reply))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                    continue
+            elif body == "get_info":
+                reply.info.name, reply.info.version = "bench-trivial", "1"
+            elif body == "start_match":
+                reply.started.SetInParent()
+            elif body == "end_match":
+                reply.ended.SetInParent()
+            elif body == "ping":
+                reply.pong.SetInParent()
+            else:
+                continue
+            async with lock:
+                await write(reply)
+
+    async def connect(self, arena: str, bot_id: str) -> None:
+        """Dial ConnectBot as ``bot_id`` and answer on it; dial again whenever it ends."""
+        async with grpc.aio.insecure_channel(arena) as channel:
+            stub = arena_service_pb2_grpc.ArenaServiceStub(channel)
+            while True:
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    await self._connected(stub, bot_id)
+                await asyncio.sleep(0.2)
+
+    async def _connected(
+        self, stub: arena_service_pb2_grpc.ArenaServiceAsyncStub, bot_id: str
+    ) -> None:
+        call: Any = stub.ConnectBot(metadata=(("authorization", "Bearer bench"),))
+
+        async def write(message: bot_service_pb2.BotMessage) -> None:
+            await call.write(arena_service_pb2.ConnectBotRequest(messages=[message]))
+
+        async def messages() -> AsyncIterator[bot_service_pb2.RefereeMessage]:
+            while (response := await call.read()) is not grpc.aio.EOF:
+                assert isinstance(response, arena_service_pb2.ConnectBotResponse)
+                for message in response.messages:
+                    yield message
+
+        await write(bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id)))
+        await self.play(messages(), write)
 
     async def GetInfo(
         self, request: bot_service_pb2.GetInfoRequest, context: Context
@@ -63,6 +149,8 @@ def main() -> None:
     common.add_arguments(parser)
     parser.add_argument("--delay-ms", default="0", help="A or A:B milliseconds before answers")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--connect", help="dial ConnectBot at HOST:PORT instead of serving")
+    parser.add_argument("--bot-ids", default="b0", help="with --connect: comma-separated ids")
     args = parser.parse_args()
     low, _, high = args.delay_ms.partition(":")
     common.pin(args.cpu)
@@ -73,7 +161,14 @@ def main() -> None:
         bot_service_pb2_grpc.add_BotServiceServicer_to_server(bot, server)
         await common.serve_until_stopped(server, args.ports, args.max_seconds)
 
-    asyncio.run(serve())
+    async def connect() -> None:
+        print("READY", flush=True)
+        ids = args.bot_ids.split(",")
+        dialling = asyncio.gather(*(bot.connect(args.connect, bot_id) for bot_id in ids))
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(dialling, args.max_seconds)
+
+    asyncio.run(connect() if args.connect else serve())
 
 
 if __name__ == "__main__":

@@ -1,23 +1,29 @@
-"""The baseline: a raw grpc.aio unary echo server and client, bytes in and bytes out.
+"""The baseline: a raw grpc.aio echo server and client, bytes in and bytes out, unary or over
+one bidirectional stream per target.
 
     python -m benchmarks.servers.echo serve --reply-bytes 12 [--ports 4] [--cpu 1]
     python -m benchmarks.servers.echo client 127.0.0.1:PORT ... --request-bytes 480 \\
-        --concurrency 64 --seconds 3 [--cpu 0]
+        --concurrency 64 --seconds 3 [--cpu 0] [--stream]
 
-No protobuf at all: the server answers a fixed reply of ``--reply-bytes``; the client sends a
-fixed request of ``--request-bytes`` over one channel per target, from ``--concurrency`` asyncio
-tasks, with a deadline on every call as the referee has. The client prints one JSON line:
-calls completed and the process CPU seconds used in the measured window.
+No protobuf at all: the server answers a fixed reply of ``--reply-bytes``, to each unary call
+(``Echo``) and to each message on a stream (``Stream``, in order). The client sends a fixed
+request of ``--request-bytes`` over one channel per target, from ``--concurrency`` asyncio
+tasks: unary, with a deadline on every call as the referee has, or (``--stream``) multiplexed
+over one open stream per target, as the referee's stream transport does (a writer task per
+stream fed by a queue, a reader task resolving each caller's future). The client prints one
+JSON line: exchanges completed and the process CPU seconds used in the measured window.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import os
 import sys
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +33,10 @@ import grpc.aio
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.servers import common
-from referee.bot_client import CHANNEL_OPTIONS
+from referee.bot_endpoint import CHANNEL_OPTIONS
 
 METHOD = "/bench.Echo/Echo"
+STREAM_METHOD = "/bench.Echo/Stream"
 
 
 def cpu_seconds() -> float:
@@ -45,8 +52,15 @@ async def serve(args: argparse.Namespace) -> None:
     async def echo(request: bytes, context: Any) -> bytes:
         return reply
 
+    async def stream(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
+        async for _ in requests:
+            yield reply
+
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    handlers: dict[str, Any] = {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
+    handlers: dict[str, Any] = {
+        "Echo": grpc.unary_unary_rpc_method_handler(echo),
+        "Stream": grpc.stream_stream_rpc_method_handler(stream),
+    }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Echo", handlers),))
     server.add_registered_method_handlers("bench.Echo", handlers)
     await common.serve_until_stopped(server, args.ports, args.max_seconds)
@@ -55,11 +69,16 @@ async def serve(args: argparse.Namespace) -> None:
 async def client(args: argparse.Namespace) -> dict[str, float]:
     """Call as fast as ``--concurrency`` tasks can for warm-up + measured seconds."""
     channels = [grpc.aio.insecure_channel(t, options=CHANNEL_OPTIONS) for t in args.targets]
-    # Registered methods, as the generated stubs and servers use (a handle made once).
-    calls: list[Any] = [
-        channel.unary_unary(METHOD, _registered_method=True)  # type: ignore[call-arg]
-        for channel in channels
-    ]
+    streams: list[_MultiplexedStream] = []
+    if args.stream:
+        streams = [_MultiplexedStream(channel) for channel in channels]
+        calls: list[Callable[..., Awaitable[Any]]] = [s.exchange for s in streams]
+    else:
+        # Registered methods, as the generated stubs and servers use (a handle made once).
+        calls = [
+            channel.unary_unary(METHOD, _registered_method=True)  # type: ignore[call-arg]
+            for channel in channels
+        ]
     payload = b"q" * args.request_bytes
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -88,6 +107,8 @@ async def client(args: argparse.Namespace) -> dict[str, float]:
         mark["server"] = common.proc_cpu_seconds(args.server_pid) - server
 
     await asyncio.gather(marker(), *(worker(i) for i in range(args.concurrency)))
+    for open_stream in streams:
+        await open_stream.close()
     for channel in channels:
         await channel.close()
     return {
@@ -96,6 +117,46 @@ async def client(args: argparse.Namespace) -> dict[str, float]:
         "wall_s": mark["wall"],
         "server_cpu_s": mark["server"],
     }
+
+
+class _MultiplexedStream:
+    """One open stream carrying many callers' exchanges: a queue and a writer task in, a
+    reader task out resolving the callers' futures in order (the server answers in order)."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        method: Any = channel.stream_stream(STREAM_METHOD, _registered_method=True)  # type: ignore[call-arg]
+        self._call: Any = method()
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._waiting: collections.deque[asyncio.Future[bytes]] = collections.deque()
+        self._tasks = [asyncio.ensure_future(self._write()), asyncio.ensure_future(self._read())]
+
+    async def exchange(self, payload: bytes, timeout: float) -> bytes:
+        """Send one message and wait for its reply (``timeout``: as the unary call's)."""
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self._waiting.append(future)
+        self._queue.put_nowait(payload)
+        async with asyncio.timeout(timeout):
+            return await future
+
+    async def _write(self) -> None:
+        while True:
+            await self._call.write(await self._queue.get())
+
+    async def _read(self) -> None:
+        while True:
+            reply = await self._call.read()
+            if reply is grpc.aio.EOF:
+                return
+            future = self._waiting.popleft()
+            if not future.done():
+                future.set_result(reply)
+
+    async def close(self) -> None:
+        """Stop both tasks and cancel the call."""
+        for task in self._tasks:
+            task.cancel()
+        self._call.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
 def main() -> None:
@@ -112,6 +173,7 @@ def main() -> None:
     caller.add_argument("--seconds", type=float, default=3.0)
     caller.add_argument("--warmup", type=float, default=1.0)
     caller.add_argument("--cpu", type=int)
+    caller.add_argument("--stream", action="store_true", help="multiplex over open streams")
     caller.add_argument("--server-pid", type=int, default=0, help="also report its CPU")
     args = parser.parse_args()
     common.pin(args.cpu)

@@ -9,9 +9,13 @@
 //
 //   npm ci
 //   node bot.js --listen 127.0.0.1:50051 --seed 7
+//   node bot.js --connect arena.example.org:50050 --bot-id ID --token TOKEN   # behind NAT
 //
-// Prints "LISTENING host:port" on stdout once it serves (port 0 picks a free port) and stops
-// cleanly on SIGTERM or SIGINT.
+// Serving, it answers the unary calls and the Play stream (every match on one stream, each
+// message tagged with an id: docs/bot-protocol.md). Prints "LISTENING host:port" on stdout once
+// it serves (port 0 picks a free port). With --connect it serves nothing: it dials the arena's
+// ConnectBot as a bot registered as outbound, prints "CONNECTING host:port", and dials again
+// with back-off whenever the stream ends. Stops cleanly on SIGTERM or SIGINT.
 'use strict';
 
 const path = require('node:path');
@@ -25,6 +29,9 @@ const USAGE = `usage: node bot.js [--listen HOST:PORT] [--seed N] [--name NAME] 
   --seed N            seed for the bot's choices (default: from the clock)
   --name NAME         the name GetInfo reports (default node-random)
   --proto-root DIR    folder holding cardarena/bot/v1/bot_service.proto (default ../../proto)
+  --connect HOST:PORT dial the arena there instead of serving (needs --bot-id and --token)
+  --bot-id ID         with --connect: the bot's id from registration
+  --token TOKEN       with --connect: its owner's token ("-": read it from stdin)
   --verbose           log each call to stderr`;
 
 function parseCommandLine(argv) {
@@ -35,6 +42,9 @@ function parseCommandLine(argv) {
       seed: { type: 'string' },
       name: { type: 'string', default: 'node-random' },
       'proto-root': { type: 'string', default: path.resolve(__dirname, '..', '..', 'proto') },
+      connect: { type: 'string' },
+      'bot-id': { type: 'string' },
+      token: { type: 'string' },
       verbose: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -48,7 +58,10 @@ function parseCommandLine(argv) {
   if (!Number.isSafeInteger(seed)) {
     throw new Error(`--seed must be an integer, got ${values.seed}`);
   }
-  return { ...values, seed, protoRoot: values['proto-root'] };
+  if (values.connect && (!values['bot-id'] || !values.token)) {
+    throw new Error('--connect needs --bot-id and --token');
+  }
+  return { ...values, seed, protoRoot: values['proto-root'], botId: values['bot-id'] };
 }
 
 // mulberry32: a small, fast, seedable generator; the same seed gives the same choices.
@@ -68,8 +81,9 @@ function seededRandom(seed) {
 const RANK = {};
 const SUIT = {};
 
-function loadBotService(protoRoot) {
-  const definition = protoLoader.loadSync('cardarena/bot/v1/bot_service.proto', {
+function loadProtos(protoRoot) {
+  const files = ['cardarena/bot/v1/bot_service.proto', 'cardarena/arena/v1/arena_service.proto'];
+  const definition = protoLoader.loadSync(files, {
     includeDirs: [protoRoot],
     keepCase: true, // field names as in the .proto: legal_actions, time_control, ...
     longs: String, // int64 option values arrive as strings, never lose precision
@@ -82,7 +96,8 @@ function loadBotService(protoRoot) {
       table[value.name] = value.number;
     }
   }
-  return grpc.loadPackageDefinition(definition).cardarena.bot.v1.BotService;
+  const loaded = grpc.loadPackageDefinition(definition).cardarena;
+  return { BotService: loaded.bot.v1.BotService, ArenaService: loaded.arena.v1.ArenaService };
 }
 
 // The bot's logic: one of the legal actions. Copying the message is enough; the referee compares
@@ -94,9 +109,116 @@ function chooseAction(request, random) {
   return legal[Math.floor(random() * legal.length)];
 }
 
+// One RefereeMessage of a stream (Play or ConnectBot) in, the BotMessage answering it out (null:
+// nothing to answer). The same logic as the unary handlers below.
+function answerMessage(message, options, random, log) {
+  const reply = { id: message.id };
+  switch (message.body) {
+    case 'get_info':
+      reply.info = { name: options.name, version: '1', games: [] };
+      return reply;
+    case 'ping':
+      reply.pong = {};
+      return reply;
+    case 'start_match':
+      log(`start ${message.start_match.match_id} (stream)`);
+      reply.started = {};
+      return reply;
+    case 'end_match':
+      log(`end ${message.end_match.match_id} (stream)`);
+      reply.ended = {};
+      return reply;
+    case 'choose_action':
+      try {
+        reply.action = { action: chooseAction(message.choose_action, random) };
+      } catch (error) {
+        console.error(`chooseAction failed on request ${message.id}: ${error.stack}`);
+        reply.failure = { detail: `chooseAction failed: ${error.message}`.slice(0, 200) };
+      }
+      return reply;
+    default:
+      return null; // a withdrawal (this bot answers at once, nothing to stop) or a newer body
+  }
+}
+
+// Answer every message of an open stream: `call` is a Play call (serving) or a ConnectBot call
+// (dialling out); `wrap` puts a batch of BotMessages in that call's message type.
+function playStream(call, options, random, log, wrap) {
+  call.on('data', (batch) => {
+    // One gRPC message carries a batch of one or more messages, to handle in order.
+    const replies = [];
+    for (const message of batch.messages) {
+      const reply = answerMessage(message, options, random, log);
+      if (reply !== null) replies.push(reply);
+    }
+    if (replies.length > 0) call.write(wrap(replies));
+  });
+}
+
+// Dial the arena's ConnectBot as options.botId; dial again, with a back-off that doubles up to
+// 30 s (reset once the arena spoke), whenever the stream ends. Statuses that would only repeat
+// (a wrong token, an unknown bot) end the process.
+function connect(ArenaService, options, log) {
+  const random = seededRandom(options.seed);
+  const client = new ArenaService(options.connect, grpc.credentials.createInsecure());
+  const final = new Set([
+    grpc.status.UNAUTHENTICATED,
+    grpc.status.PERMISSION_DENIED,
+    grpc.status.NOT_FOUND,
+    grpc.status.FAILED_PRECONDITION,
+    grpc.status.INVALID_ARGUMENT,
+    grpc.status.UNIMPLEMENTED,
+  ]);
+  let wait = 500;
+  let current = null;
+  const dial = () => {
+    const metadata = new grpc.Metadata();
+    metadata.set('authorization', `Bearer ${options.token}`);
+    const call = client.ConnectBot(metadata);
+    current = call;
+    let heard = false;
+    call.on('data', () => {
+      heard = true;
+    });
+    playStream(call, options, random, log, (messages) => ({ messages }));
+    let ended = false;
+    const again = (why) => {
+      if (ended) return;
+      ended = true;
+      if (heard) wait = 500;
+      const delay = wait * (0.5 + Math.random() / 2);
+      wait = Math.min(wait * 2, 30000);
+      log(`stream ended (${why}); dialling again in ${Math.round(delay)} ms`);
+      setTimeout(dial, delay).unref();
+      keepAlive.refresh();
+    };
+    call.on('error', (error) => {
+      if (final.has(error.code)) {
+        console.error(`error: the arena refused the bot: ${error.details}`);
+        process.exit(1);
+      }
+      again(error.details);
+    });
+    call.on('end', () => again('ended by the arena'));
+    call.write({ messages: [{ id: '0', hello: { bot_id: options.botId } }] });
+  };
+  const keepAlive = setInterval(() => {}, 60000); // the process lives while it dials
+  dial();
+  console.log(`CONNECTING ${options.connect}`);
+  return () => {
+    clearInterval(keepAlive);
+    if (current !== null) current.cancel();
+    client.close();
+  };
+}
+
 function makeHandlers(options, log) {
   const random = seededRandom(options.seed);
   return {
+    Play(call) {
+      playStream(call, options, random, log, (messages) => ({ messages }));
+      call.on('end', () => call.end());
+    },
     GetInfo(call, callback) {
       callback(null, { name: options.name, version: '1', games: [] });
     },
@@ -142,7 +264,28 @@ function main() {
     process.exit(2);
   }
   const log = options.verbose ? (line) => console.error(line) : () => {};
-  const BotService = loadBotService(options.protoRoot);
+  const { BotService, ArenaService } = loadProtos(options.protoRoot);
+  if (options.connect) {
+    const begin = (token) => {
+      const hangUp = connect(ArenaService, { ...options, token }, log);
+      for (const signal of ['SIGTERM', 'SIGINT']) {
+        process.on(signal, () => {
+          hangUp();
+          process.exit(0);
+        });
+      }
+    };
+    if (options.token === '-') {
+      let input = '';
+      process.stdin.on('data', (chunk) => {
+        input += chunk;
+      });
+      process.stdin.on('end', () => begin(input.trim()));
+    } else {
+      begin(options.token);
+    }
+    return;
+  }
   const server = new grpc.Server();
   server.addService(BotService.service, makeHandlers(options, log));
   server.bindAsync(options.listen, grpc.ServerCredentials.createInsecure(), (error, port) => {

@@ -10,6 +10,7 @@ with a readable detail. A call over a rate limit gets RESOURCE_EXHAUSTED with a 
 trailing-metadata entry: whole seconds to wait before trying again.
 """
 
+from cardarena.bot.v1 import bot_service_pb2 as _bot_service_pb2
 from cardarena.game.v1 import options_pb2 as _options_pb2
 from cardarena.game.v1 import record_pb2 as _record_pb2
 from collections import abc as _abc
@@ -67,6 +68,38 @@ BOT_STATE_REJECTED: BotState.ValueType  # 5
 BOT_STATE_UNHEALTHY: BotState.ValueType  # 6
 """Pulled from matchmaking by the health sweep until it answers again."""
 Global___BotState: _TypeAlias = BotState  # noqa: Y015
+
+class _BotTransport:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _BotTransportEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BotTransport.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    BOT_TRANSPORT_UNSPECIFIED: _BotTransport.ValueType  # 0
+    """Not said: a bot serving the unary calls."""
+    BOT_TRANSPORT_UNARY: _BotTransport.ValueType  # 1
+    """The bot serves the unary BotService calls at its endpoint; the referee calls them."""
+    BOT_TRANSPORT_STREAM: _BotTransport.ValueType  # 2
+    """The bot serves BotService.Play at its endpoint; the referee dials one stream for all of
+    its matches.
+    """
+    BOT_TRANSPORT_OUTBOUND: _BotTransport.ValueType  # 3
+    """The bot dials ArenaService.ConnectBot itself (behind NAT, no open port): no endpoint."""
+
+class BotTransport(_BotTransport, metaclass=_BotTransportEnumTypeWrapper):
+    """How the referee reaches a bot (docs/bot-protocol.md)."""
+
+BOT_TRANSPORT_UNSPECIFIED: BotTransport.ValueType  # 0
+"""Not said: a bot serving the unary calls."""
+BOT_TRANSPORT_UNARY: BotTransport.ValueType  # 1
+"""The bot serves the unary BotService calls at its endpoint; the referee calls them."""
+BOT_TRANSPORT_STREAM: BotTransport.ValueType  # 2
+"""The bot serves BotService.Play at its endpoint; the referee dials one stream for all of
+its matches.
+"""
+BOT_TRANSPORT_OUTBOUND: BotTransport.ValueType  # 3
+"""The bot dials ArenaService.ConnectBot itself (behind NAT, no open port): no endpoint."""
+Global___BotTransport: _TypeAlias = BotTransport  # noqa: Y015
 
 class _MatchPhase:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -138,6 +171,8 @@ class Bot(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
     STATE_DETAIL_FIELD_NUMBER: _builtins.int
+    TRANSPORT_FIELD_NUMBER: _builtins.int
+    CONNECTED_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
     """The bot's id."""
     owner: _builtins.str
@@ -159,6 +194,12 @@ class Bot(_message.Message):
     the stored text; public answers a short fixed phrase ("failed validation: unreachable or
     too slow") that names no address and quotes no network error.
     """
+    transport: Global___BotTransport.ValueType
+    """How the referee reaches it."""
+    connected: _builtins.bool
+    """For an outbound bot: whether its ConnectBot stream is open to the arena process that
+    answered (always false for the other transports).
+    """
     def __init__(
         self,
         *,
@@ -170,10 +211,12 @@ class Bot(_message.Message):
         version: _builtins.str = ...,
         state: Global___BotState.ValueType = ...,
         state_detail: _builtins.str = ...,
+        transport: Global___BotTransport.ValueType = ...,
+        connected: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "endpoint", b"endpoint", "game", b"game", "name", b"name", "owner", b"owner", "state", b"state", "state_detail", b"state_detail", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "connected", b"connected", "endpoint", b"endpoint", "game", b"game", "name", b"name", "owner", b"owner", "state", b"state", "state_detail", b"state_detail", "transport", b"transport", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -231,6 +274,7 @@ class RegisterBotRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     ENDPOINT_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    TRANSPORT_FIELD_NUMBER: _builtins.int
     owner: _builtins.str
     """The owner's name; a new name creates the owner, an existing one needs its token."""
     name: _builtins.str
@@ -238,9 +282,13 @@ class RegisterBotRequest(_message.Message):
     game: _builtins.str
     """The game it plays."""
     endpoint: _builtins.str
-    """Where the referee calls it ("host:port")."""
+    """Where the referee calls it ("host:port"; "stream://host:port" is the same as transport
+    BOT_TRANSPORT_STREAM). Empty for an outbound bot.
+    """
     version: _builtins.str
     """Its version (free text)."""
+    transport: Global___BotTransport.ValueType
+    """How the referee reaches it (unspecified: unary calls at the endpoint)."""
     def __init__(
         self,
         *,
@@ -249,10 +297,11 @@ class RegisterBotRequest(_message.Message):
         game: _builtins.str = ...,
         endpoint: _builtins.str = ...,
         version: _builtins.str = ...,
+        transport: Global___BotTransport.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["endpoint", b"endpoint", "game", b"game", "name", b"name", "owner", b"owner", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["endpoint", b"endpoint", "game", b"game", "name", b"name", "owner", b"owner", "transport", b"transport", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1836,3 +1885,105 @@ class ListWorkersResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListWorkersResponse: _TypeAlias = ListWorkersResponse  # noqa: Y015
+
+@_typing.final
+class ConnectBotRequest(_message.Message):
+    """A batch of messages from a bot on its ConnectBot stream (one or more; the first batch starts
+    with the hello).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[_bot_service_pb2.BotMessage]:
+        """The messages, in the order they were sent."""
+
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[_bot_service_pb2.BotMessage] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConnectBotRequest: _TypeAlias = ConnectBotRequest  # noqa: Y015
+
+@_typing.final
+class ConnectBotResponse(_message.Message):
+    """A batch of messages from the arena on a bot's ConnectBot stream (one or more)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[_bot_service_pb2.RefereeMessage]:
+        """The messages, in the order they were sent."""
+
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[_bot_service_pb2.RefereeMessage] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConnectBotResponse: _TypeAlias = ConnectBotResponse  # noqa: Y015
+
+@_typing.final
+class RelayBotRequest(_message.Message):
+    """A batch of messages from an arena process on a RelayBot stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    BOT_ID_FIELD_NUMBER: _builtins.int
+    bot_id: _builtins.str
+    """The outbound bot whose stream the messages go to (first batch only)."""
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[_bot_service_pb2.RefereeMessage]:
+        """Messages for the bot, with this stream's ids (the first batch of the stream carries none)."""
+
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[_bot_service_pb2.RefereeMessage] | None = ...,
+        bot_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "messages", b"messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RelayBotRequest: _TypeAlias = RelayBotRequest  # noqa: Y015
+
+@_typing.final
+class RelayBotResponse(_message.Message):
+    """A batch of messages to an arena process on a RelayBot stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[_bot_service_pb2.BotMessage]:
+        """The bot's answers, with the ids of the relayed requests."""
+
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[_bot_service_pb2.BotMessage] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RelayBotResponse: _TypeAlias = RelayBotResponse  # noqa: Y015

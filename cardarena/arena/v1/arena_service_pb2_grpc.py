@@ -90,6 +90,16 @@ class ArenaServiceStub:
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesRequest.SerializeToString,
                 response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesResponse.FromString,
                 _registered_method=True)
+        self.ConnectBot = channel.stream_stream(
+                '/cardarena.arena.v1.ArenaService/ConnectBot',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotResponse.FromString,
+                _registered_method=True)
+        self.RelayBot = channel.stream_stream(
+                '/cardarena.arena.v1.ArenaService/RelayBot',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotResponse.FromString,
+                _registered_method=True)
         self.CreateOwner = channel.unary_unary(
                 '/cardarena.arena.v1.ArenaService/CreateOwner',
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateOwnerRequest.SerializeToString,
@@ -221,6 +231,28 @@ class ArenaServiceServicer:
         first, in pages: the ids WatchMatch and GetMatchRecord take. Any process of the arena
         lists every process's matches. A rotation of a duplicate deal shows no rank or score
         until its whole set has finished.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ConnectBot(self, request_iterator, context):
+        """A bot that cannot be dialled (behind NAT, no public port) dials out: the bot writes
+        BotMessages (first a hello naming its bot id), the arena writes RefereeMessages, exactly
+        as on cardarena.bot.v1.BotService.Play with the roles of client and server swapped. Needs
+        the bot owner's token. One stream per bot: a second one is refused (ALREADY_EXISTS) while
+        the first is open. A bot that reconnects before a decision's time runs out gets the
+        pending request again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RelayBot(self, request_iterator, context):
+        """Between arena processes only (the admin token): carries the messages of the matches one
+        process referees to an outbound bot whose ConnectBot stream is open to another (this
+        one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
+        has no stream open here; the stream ends when the bot's does.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -365,6 +397,16 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.ListMatches,
                     request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesRequest.FromString,
                     response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesResponse.SerializeToString,
+            ),
+            'ConnectBot': grpc.stream_stream_rpc_method_handler(
+                    servicer.ConnectBot,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotResponse.SerializeToString,
+            ),
+            'RelayBot': grpc.stream_stream_rpc_method_handler(
+                    servicer.RelayBot,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotResponse.SerializeToString,
             ),
             'CreateOwner': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateOwner,
@@ -715,6 +757,60 @@ class ArenaService:
             '/cardarena.arena.v1.ArenaService/ListMatches',
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesRequest.SerializeToString,
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListMatchesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ConnectBot(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/cardarena.arena.v1.ArenaService/ConnectBot',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ConnectBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RelayBot(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/cardarena.arena.v1.ArenaService/RelayBot',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -66,6 +66,20 @@ class ArenaServiceStub:
     lists every process's matches. A rotation of a duplicate deal shows no rank or score
     until its whole set has finished.
     """
+    ConnectBot: _grpc.StreamStreamMultiCallable[_arena_service_pb2.ConnectBotRequest, _arena_service_pb2.ConnectBotResponse]
+    """A bot that cannot be dialled (behind NAT, no public port) dials out: the bot writes
+    BotMessages (first a hello naming its bot id), the arena writes RefereeMessages, exactly
+    as on cardarena.bot.v1.BotService.Play with the roles of client and server swapped. Needs
+    the bot owner's token. One stream per bot: a second one is refused (ALREADY_EXISTS) while
+    the first is open. A bot that reconnects before a decision's time runs out gets the
+    pending request again.
+    """
+    RelayBot: _grpc.StreamStreamMultiCallable[_arena_service_pb2.RelayBotRequest, _arena_service_pb2.RelayBotResponse]
+    """Between arena processes only (the admin token): carries the messages of the matches one
+    process referees to an outbound bot whose ConnectBot stream is open to another (this
+    one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
+    has no stream open here; the stream ends when the bot's does.
+    """
     CreateOwner: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateOwnerRequest, _arena_service_pb2.CreateOwnerResponse]
     """-- identity and operator controls (docs/operating-limits.md) --
 
@@ -137,6 +151,20 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     first, in pages: the ids WatchMatch and GetMatchRecord take. Any process of the arena
     lists every process's matches. A rotation of a duplicate deal shows no rank or score
     until its whole set has finished.
+    """
+    ConnectBot: _aio.StreamStreamMultiCallable[_arena_service_pb2.ConnectBotRequest, _arena_service_pb2.ConnectBotResponse]  # type: ignore[assignment]
+    """A bot that cannot be dialled (behind NAT, no public port) dials out: the bot writes
+    BotMessages (first a hello naming its bot id), the arena writes RefereeMessages, exactly
+    as on cardarena.bot.v1.BotService.Play with the roles of client and server swapped. Needs
+    the bot owner's token. One stream per bot: a second one is refused (ALREADY_EXISTS) while
+    the first is open. A bot that reconnects before a decision's time runs out gets the
+    pending request again.
+    """
+    RelayBot: _aio.StreamStreamMultiCallable[_arena_service_pb2.RelayBotRequest, _arena_service_pb2.RelayBotResponse]  # type: ignore[assignment]
+    """Between arena processes only (the admin token): carries the messages of the matches one
+    process referees to an outbound bot whose ConnectBot stream is open to another (this
+    one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
+    has no stream open here; the stream ends when the bot's does.
     """
     CreateOwner: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateOwnerRequest, _arena_service_pb2.CreateOwnerResponse]  # type: ignore[assignment]
     """-- identity and operator controls (docs/operating-limits.md) --
@@ -272,6 +300,32 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         first, in pages: the ids WatchMatch and GetMatchRecord take. Any process of the arena
         lists every process's matches. A rotation of a duplicate deal shows no rank or score
         until its whole set has finished.
+        """
+
+    @_abc_1.abstractmethod
+    def ConnectBot(
+        self,
+        request_iterator: _MaybeAsyncIterator[_arena_service_pb2.ConnectBotRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_service_pb2.ConnectBotResponse], _abc.AsyncIterator[_arena_service_pb2.ConnectBotResponse]]:
+        """A bot that cannot be dialled (behind NAT, no public port) dials out: the bot writes
+        BotMessages (first a hello naming its bot id), the arena writes RefereeMessages, exactly
+        as on cardarena.bot.v1.BotService.Play with the roles of client and server swapped. Needs
+        the bot owner's token. One stream per bot: a second one is refused (ALREADY_EXISTS) while
+        the first is open. A bot that reconnects before a decision's time runs out gets the
+        pending request again.
+        """
+
+    @_abc_1.abstractmethod
+    def RelayBot(
+        self,
+        request_iterator: _MaybeAsyncIterator[_arena_service_pb2.RelayBotRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_service_pb2.RelayBotResponse], _abc.AsyncIterator[_arena_service_pb2.RelayBotResponse]]:
+        """Between arena processes only (the admin token): carries the messages of the matches one
+        process referees to an outbound bot whose ConnectBot stream is open to another (this
+        one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
+        has no stream open here; the stream ends when the bot's does.
         """
 
     @_abc_1.abstractmethod

@@ -3,6 +3,11 @@
 isort:skip_file
 The service every bot implements. The referee is the client; a bot is a gRPC server run by
 its owner. A bot that keeps no state can play from each ChooseActionRequest alone.
+
+A bot may instead (or as well) serve Play: one bidirectional stream per bot carrying the
+same messages for all of its matches at once, each tagged with an id. A bot behind NAT that
+cannot be dialled opens the same stream itself (cardarena.arena.v1.ArenaService.ConnectBot).
+docs/bot-protocol.md has the sequence of messages.
 """
 
 from cardarena.game.v1 import game_pb2 as _game_pb2
@@ -297,3 +302,296 @@ class EndMatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___EndMatchResponse: _TypeAlias = EndMatchResponse  # noqa: Y015
+
+@_typing.final
+class PlayRequest(_message.Message):
+    """A batch of messages from the referee on a Play stream (one or more: the referee sends what
+    is queued in one gRPC message; handle them in order).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___RefereeMessage]:
+        """The messages, in the order they were sent."""
+
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[Global___RefereeMessage] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
+
+@_typing.final
+class PlayResponse(_message.Message):
+    """A batch of messages from the bot on a Play stream (one or more)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotMessage]:
+        """The messages, in the order they were sent."""
+
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[Global___BotMessage] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayResponse: _TypeAlias = PlayResponse  # noqa: Y015
+
+@_typing.final
+class RefereeMessage(_message.Message):
+    """What the referee sends on a bot's stream (Play, or ConnectBot for a bot that dials out)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    GET_INFO_FIELD_NUMBER: _builtins.int
+    START_MATCH_FIELD_NUMBER: _builtins.int
+    CHOOSE_ACTION_FIELD_NUMBER: _builtins.int
+    END_MATCH_FIELD_NUMBER: _builtins.int
+    WITHDRAWAL_FIELD_NUMBER: _builtins.int
+    PING_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    """The message's id, unique on this stream and never 0; the bot's answer carries it back.
+    A request sent again after the bot reconnected keeps its id.
+    """
+    @_builtins.property
+    def get_info(self) -> Global___GetInfoRequest:
+        """Who are you? Answer with info. The health check of a bot on a stream."""
+
+    @_builtins.property
+    def start_match(self) -> Global___StartMatchRequest:
+        """A match starts; answer with started. Many matches may be in play at once on one stream."""
+
+    @_builtins.property
+    def choose_action(self) -> Global___ChooseActionRequest:
+        """Choose an action; answer with action before the time control runs out. The request's
+        match_id says which match.
+        """
+
+    @_builtins.property
+    def end_match(self) -> Global___EndMatchRequest:
+        """A match ended; answer with ended."""
+
+    @_builtins.property
+    def withdrawal(self) -> Global___Withdrawal:
+        """A request's time ran out: stop thinking about it. An answer sent after this is ignored
+        (the referee has already recorded a timeout). Not answered.
+        """
+
+    @_builtins.property
+    def ping(self) -> Global___Ping:
+        """Are you there? Answer with pong at once; a bot that misses pings is disconnected."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        get_info: Global___GetInfoRequest | None = ...,
+        start_match: Global___StartMatchRequest | None = ...,
+        choose_action: Global___ChooseActionRequest | None = ...,
+        end_match: Global___EndMatchRequest | None = ...,
+        withdrawal: Global___Withdrawal | None = ...,
+        ping: Global___Ping | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "choose_action", b"choose_action", "end_match", b"end_match", "get_info", b"get_info", "ping", b"ping", "start_match", b"start_match", "withdrawal", b"withdrawal"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "choose_action", b"choose_action", "end_match", b"end_match", "get_info", b"get_info", "id", b"id", "ping", b"ping", "start_match", b"start_match", "withdrawal", b"withdrawal"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["get_info", "start_match", "choose_action", "end_match", "withdrawal", "ping"]  # noqa: Y015
+    _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
+
+Global___RefereeMessage: _TypeAlias = RefereeMessage  # noqa: Y015
+
+@_typing.final
+class BotMessage(_message.Message):
+    """What a bot sends on its stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    INFO_FIELD_NUMBER: _builtins.int
+    STARTED_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    ENDED_FIELD_NUMBER: _builtins.int
+    PONG_FIELD_NUMBER: _builtins.int
+    HELLO_FIELD_NUMBER: _builtins.int
+    FAILURE_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    """The id of the RefereeMessage this answers (0 only for hello)."""
+    @_builtins.property
+    def info(self) -> Global___GetInfoResponse:
+        """The answer to get_info."""
+
+    @_builtins.property
+    def started(self) -> Global___StartMatchResponse:
+        """The answer to start_match."""
+
+    @_builtins.property
+    def action(self) -> Global___ChooseActionResponse:
+        """The answer to choose_action."""
+
+    @_builtins.property
+    def ended(self) -> Global___EndMatchResponse:
+        """The answer to end_match."""
+
+    @_builtins.property
+    def pong(self) -> Global___Pong:
+        """The answer to ping."""
+
+    @_builtins.property
+    def hello(self) -> Global___Hello:
+        """The first message of a bot that dials out (ConnectBot): which bot this is. Not sent on
+        Play.
+        """
+
+    @_builtins.property
+    def failure(self) -> Global___Failure:
+        """The bot could not answer the request with this id (its code raised, say): the referee
+        records the decision as a transport error with this detail, as for a unary call that
+        ended with an error status. The stream stays open.
+        """
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        info: Global___GetInfoResponse | None = ...,
+        started: Global___StartMatchResponse | None = ...,
+        action: Global___ChooseActionResponse | None = ...,
+        ended: Global___EndMatchResponse | None = ...,
+        pong: Global___Pong | None = ...,
+        hello: Global___Hello | None = ...,
+        failure: Global___Failure | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "body", b"body", "ended", b"ended", "failure", b"failure", "hello", b"hello", "info", b"info", "pong", b"pong", "started", b"started"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "body", b"body", "ended", b"ended", "failure", b"failure", "hello", b"hello", "id", b"id", "info", b"info", "pong", b"pong", "started", b"started"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["info", "started", "action", "ended", "pong", "hello", "failure"]  # noqa: Y015
+    _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
+
+Global___BotMessage: _TypeAlias = BotMessage  # noqa: Y015
+
+@_typing.final
+class Failure(_message.Message):
+    """A bot failed to answer one request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DETAIL_FIELD_NUMBER: _builtins.int
+    detail: _builtins.str
+    """What went wrong, in one line (the referee keeps at most 200 characters)."""
+    def __init__(
+        self,
+        *,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Failure: _TypeAlias = Failure  # noqa: Y015
+
+@_typing.final
+class Withdrawal(_message.Message):
+    """A request the bot need not answer any more."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.int
+    """The id of the withdrawn RefereeMessage."""
+    reason: _builtins.str
+    """Why (for example "the move time ran out")."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.int = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Withdrawal: _TypeAlias = Withdrawal  # noqa: Y015
+
+@_typing.final
+class Ping(_message.Message):
+    """A heartbeat from the referee."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Ping: _TypeAlias = Ping  # noqa: Y015
+
+@_typing.final
+class Pong(_message.Message):
+    """The answer to a heartbeat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Pong: _TypeAlias = Pong  # noqa: Y015
+
+@_typing.final
+class Hello(_message.Message):
+    """A bot that dialled out says who it is."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_ID_FIELD_NUMBER: _builtins.int
+    bot_id: _builtins.str
+    """The bot's id, as registration returned it. The stream's "authorization: Bearer <token>"
+    metadata must be its owner's token.
+    """
+    def __init__(
+        self,
+        *,
+        bot_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Hello: _TypeAlias = Hello  # noqa: Y015

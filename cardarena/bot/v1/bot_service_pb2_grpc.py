@@ -55,6 +55,11 @@ class BotServiceStub:
                 request_serializer=cardarena_dot_bot_dot_v1_dot_bot__service__pb2.EndMatchRequest.SerializeToString,
                 response_deserializer=cardarena_dot_bot_dot_v1_dot_bot__service__pb2.EndMatchResponse.FromString,
                 _registered_method=True)
+        self.Play = channel.stream_stream(
+                '/cardarena.bot.v1.BotService/Play',
+                request_serializer=cardarena_dot_bot_dot_v1_dot_bot__service__pb2.PlayRequest.SerializeToString,
+                response_deserializer=cardarena_dot_bot_dot_v1_dot_bot__service__pb2.PlayResponse.FromString,
+                _registered_method=True)
 
 
 class BotServiceServicer:
@@ -89,6 +94,16 @@ class BotServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Play(self, request_iterator, context):
+        """One stream for every match the referee plays with this bot: the referee writes
+        RefereeMessages (the requests of the four calls above, withdrawals and pings), the bot
+        writes a BotMessage answering each by its id, in any order. Time control is as for
+        ChooseAction: from the referee sending the request to it receiving the answer.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BotServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -111,6 +126,11 @@ def add_BotServiceServicer_to_server(servicer, server):
                     servicer.EndMatch,
                     request_deserializer=cardarena_dot_bot_dot_v1_dot_bot__service__pb2.EndMatchRequest.FromString,
                     response_serializer=cardarena_dot_bot_dot_v1_dot_bot__service__pb2.EndMatchResponse.SerializeToString,
+            ),
+            'Play': grpc.stream_stream_rpc_method_handler(
+                    servicer.Play,
+                    request_deserializer=cardarena_dot_bot_dot_v1_dot_bot__service__pb2.PlayRequest.FromString,
+                    response_serializer=cardarena_dot_bot_dot_v1_dot_bot__service__pb2.PlayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -222,6 +242,33 @@ class BotService:
             '/cardarena.bot.v1.BotService/EndMatch',
             cardarena_dot_bot_dot_v1_dot_bot__service__pb2.EndMatchRequest.SerializeToString,
             cardarena_dot_bot_dot_v1_dot_bot__service__pb2.EndMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Play(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/cardarena.bot.v1.BotService/Play',
+            cardarena_dot_bot_dot_v1_dot_bot__service__pb2.PlayRequest.SerializeToString,
+            cardarena_dot_bot_dot_v1_dot_bot__service__pb2.PlayResponse.FromString,
             options,
             channel_credentials,
             insecure,

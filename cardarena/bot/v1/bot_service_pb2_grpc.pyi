@@ -3,6 +3,11 @@
 isort:skip_file
 The service every bot implements. The referee is the client; a bot is a gRPC server run by
 its owner. A bot that keeps no state can play from each ChooseActionRequest alone.
+
+A bot may instead (or as well) serve Play: one bidirectional stream per bot carrying the
+same messages for all of its matches at once, each tagged with an id. A bot behind NAT that
+cannot be dialled opens the same stream itself (cardarena.arena.v1.ArenaService.ConnectBot).
+docs/bot-protocol.md has the sequence of messages.
 """
 
 from cardarena.bot.v1 import bot_service_pb2 as _bot_service_pb2
@@ -43,6 +48,12 @@ class BotServiceStub:
     """Asks the bot for its action. The gRPC deadline is the time the bot has."""
     EndMatch: _grpc.UnaryUnaryMultiCallable[_bot_service_pb2.EndMatchRequest, _bot_service_pb2.EndMatchResponse]
     """Tells the bot how a match ended. The answer is ignored."""
+    Play: _grpc.StreamStreamMultiCallable[_bot_service_pb2.PlayRequest, _bot_service_pb2.PlayResponse]
+    """One stream for every match the referee plays with this bot: the referee writes
+    RefereeMessages (the requests of the four calls above, withdrawals and pings), the bot
+    writes a BotMessage answering each by its id, in any order. Time control is as for
+    ChooseAction: from the referee sending the request to it receiving the answer.
+    """
 
 @_typing.type_check_only
 class BotServiceAsyncStub(BotServiceStub):
@@ -57,6 +68,12 @@ class BotServiceAsyncStub(BotServiceStub):
     """Asks the bot for its action. The gRPC deadline is the time the bot has."""
     EndMatch: _aio.UnaryUnaryMultiCallable[_bot_service_pb2.EndMatchRequest, _bot_service_pb2.EndMatchResponse]  # type: ignore[assignment]
     """Tells the bot how a match ended. The answer is ignored."""
+    Play: _aio.StreamStreamMultiCallable[_bot_service_pb2.PlayRequest, _bot_service_pb2.PlayResponse]  # type: ignore[assignment]
+    """One stream for every match the referee plays with this bot: the referee writes
+    RefereeMessages (the requests of the four calls above, withdrawals and pings), the bot
+    writes a BotMessage answering each by its id, in any order. Time control is as for
+    ChooseAction: from the referee sending the request to it receiving the answer.
+    """
 
 class BotServiceServicer(metaclass=_abc_1.ABCMeta):
     """A card-game bot."""
@@ -92,5 +109,17 @@ class BotServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_bot_service_pb2.EndMatchResponse, _abc.Awaitable[_bot_service_pb2.EndMatchResponse]]:
         """Tells the bot how a match ended. The answer is ignored."""
+
+    @_abc_1.abstractmethod
+    def Play(
+        self,
+        request_iterator: _MaybeAsyncIterator[_bot_service_pb2.PlayRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_bot_service_pb2.PlayResponse], _abc.AsyncIterator[_bot_service_pb2.PlayResponse]]:
+        """One stream for every match the referee plays with this bot: the referee writes
+        RefereeMessages (the requests of the four calls above, withdrawals and pings), the bot
+        writes a BotMessage answering each by its id, in any order. Time control is as for
+        ChooseAction: from the referee sending the request to it receiving the answer.
+        """
 
 def add_BotServiceServicer_to_server(servicer: BotServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
