@@ -35,6 +35,7 @@ from arena.store.listings import MAX_PAGE, TOKEN_CHARS, Listings, MatchQuery
 from arena.store.repository import (
     DETAIL_LIMIT,
     MAX_MATCHES_PER_BOT_LIMIT,
+    BotState,
     OwnerLimits,
     Store,
     StoreError,
@@ -52,9 +53,9 @@ Context = grpc.aio.ServicerContext[Any, Any]
 T = TypeVar("T")
 
 STATE_NAMES = {
-    pb.BOT_STATE_ACTIVE: "active",
-    pb.BOT_STATE_PAUSED: "paused",
-    pb.BOT_STATE_RETIRED: "retired",
+    pb.BOT_STATE_ACTIVE: BotState.ACTIVE,
+    pb.BOT_STATE_PAUSED: BotState.PAUSED,
+    pb.BOT_STATE_RETIRED: BotState.RETIRED,
 }
 
 
@@ -274,7 +275,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         bot = await self._call(
             context, self.store.set_bot_state, request.bot_id, _token(context), state
         )
-        if state == "retired":  # its channel closes now (once no match holds it)
+        if state == BotState.RETIRED:  # its channel closes now (once no match holds it)
             self.arena.forget_endpoint(bot.endpoint)
         return pb.SetBotStateResponse(bot=bot.to_proto())
 
@@ -559,7 +560,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     ) -> pb.AdminSetBotStateResponse:
         await self._require_admin(context, "the operator's controls")
         state = STATE_NAMES.get(request.state)
-        resume = state == "active"
+        resume = state == BotState.ACTIVE
         await _require(
             context,
             fields.identifier("bot_id", request.bot_id),
