@@ -67,7 +67,8 @@ from referee.games.mau_mau.view import (
     PASS,
     SECOND_JACK_SHIFT,
     DealResult,
-    ViewCache,
+    PenaltyCache,
+    TableCache,
     action_cards,
     observe,
 )
@@ -303,8 +304,9 @@ class MauMauState(State):
     or kept. The view's cache is keyed on it."""
     penalty_changes = 0
     """Bumped when ``fines`` or ``barred`` change: a fine or bar (``_stuck``), a new deal."""
-    view_cache: ViewCache | None = None
-    """The view's (``view.observe``); the rules never read it."""
+    view_table_cache: TableCache | None = None
+    view_penalty_cache: PenaltyCache | None = None
+    """The view's (``view.observe``); the rules never read them."""
 
     observe = observe
 

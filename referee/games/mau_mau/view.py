@@ -109,25 +109,33 @@ class MauMauObservation(NamedTuple):
     """The card just drawn, to the seat that may play it; None otherwise."""
 
 
-ViewCache = tuple[int, MauMauTable, int, tuple[tuple[int, ...], tuple[bool, ...]]]
-"""(``table_changes``, the table as of then, ``penalty_changes``, (fines, barred) as of then)."""
+TableCache = tuple[int, MauMauTable]
+"""(``table_changes``, the table as of then)."""
+PenaltyCache = tuple[int, tuple[int, ...], tuple[bool, ...]]
+"""(``penalty_changes``, the fines and the bars as of then)."""
 
 
 def observe(state: MauMauState, seat: int) -> MauMauObservation:
     """Everything ``seat`` may see now (``MauMauState.observe``)."""
-    cache = state.view_cache
-    if cache is None or cache[0] != state.table_changes or cache[2] != state.penalty_changes:
-        cache = state.view_cache = _updated(state, cache)
-    _, table, _, penalties = cache
+    table = state.view_table_cache
+    if table is None or table[0] != state.table_changes:
+        table = state.view_table_cache = (state.table_changes, _table(state))
+    penalties = state.view_penalty_cache
+    if penalties is None or penalties[0] != state.penalty_changes:
+        penalties = state.view_penalty_cache = (
+            state.penalty_changes,
+            tuple(state.fines),
+            tuple(state.barred),
+        )
     return _new(
         MauMauObservation,
         (
             seat,  # seat
-            table,  # table
+            table[1],  # table
             state.hands[seat],  # hand
             tuple(state.counts),  # hand_sizes
-            penalties[0],  # fines
-            penalties[1],  # barred
+            penalties[1],  # fines
+            penalties[2],  # barred
             state.pile,  # discard_pile
             len(state.stock),  # stock_size
             state.announced,  # announced_suit
@@ -137,31 +145,24 @@ def observe(state: MauMauState, seat: int) -> MauMauObservation:
     )
 
 
-def _updated(state: MauMauState, cache: ViewCache | None) -> ViewCache:
-    """``cache`` with whichever part is out of date rebuilt (the other kept, as the same
-    object, for codecs that compare by identity)."""
-    if cache is not None and cache[0] == state.table_changes:
-        table = cache[1]
-    else:
-        table = _new(
-            MauMauTable,
-            (
-                state.num_seats,
-                "negative" if state.negative else "positive",
-                state.target,
-                state.cannot_discard,
-                state.jack_wild,
-                state.deal_number,
-                state.dealer,
-                state.direction == 1,
-                state.drawn is not None,
-                state.start_card,
-                tuple(state.tallies),
-                tuple(state.previous_deals),
-            ),
-        )
-    if cache is not None and cache[2] == state.penalty_changes:
-        penalties = cache[3]
-    else:
-        penalties = (tuple(state.fines), tuple(state.barred))
-    return state.table_changes, table, state.penalty_changes, penalties
+def _table(state: MauMauState) -> MauMauTable:
+    """The part of every observation that changes only at the events ``table_changes``
+    counts."""
+    table: MauMauTable = _new(
+        MauMauTable,
+        (
+            state.num_seats,
+            "negative" if state.negative else "positive",
+            state.target,
+            state.cannot_discard,
+            state.jack_wild,
+            state.deal_number,
+            state.dealer,
+            state.direction == 1,
+            state.drawn is not None,
+            state.start_card,
+            tuple(state.tallies),
+            tuple(state.previous_deals),
+        ),
+    )
+    return table
