@@ -8,11 +8,14 @@ standings and where to look next, and stops everything cleanly (also on Ctrl-C).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import secrets
+import socket
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -36,14 +39,25 @@ def lineup(game: str, seats: int) -> list[str]:
 
 
 def run_demo(
-    games: Sequence[str], matches: int, workdir: Path, seed: int, kept: bool = True
+    games: Sequence[str],
+    matches: int,
+    workdir: Path,
+    seed: int,
+    kept: bool = True,
+    web: DemoWeb | None = None,
 ) -> int:
     """Play the demo; returns the exit code."""
+    web = web or DemoWeb()
     admin = secrets.token_urlsafe(16)  # written to a file, never a command-line argument
     token_file = workdir / "admin-token"
     token_file.write_text(admin)
     command = arena_serve_command(
-        token_file, ["--db", str(workdir / "arena.sqlite3")], 12, "--health-interval-s", "5"
+        token_file,
+        ["--db", str(workdir / "arena.sqlite3")],
+        12,
+        "--health-interval-s",
+        "5",
+        *web.options(),
     )
     log = (workdir / "arena.log").open("w")
     console.print("Starting the arena service (embedded SQLite) as its own process…")
@@ -54,6 +68,9 @@ def run_demo(
         kinds = [kind for game in games for kind in plan[game]]
         console.print(f"Starting {len(kinds)} sample bots, each its own gRPC server process…")
         processes = start_many(kinds, seed)
+        url = web.read_url(service)
+        if url:
+            console.print(f"Web UI: [bold]{url}[/] (up until the demo ends)")
         client = ArenaClient(service.address, admin)
         owner_token: str | None = None  # shown once, by the first registration
         bots = iter(processes)
@@ -106,7 +123,13 @@ def run_demo(
             "--bot me=HOST:PORT --vs heuristic\n"
             "  keep it running  arena serve --admin-token-file FILE, then arena register / "
             "arena standings / arena watch MATCH_ID (README.md, 'Running a ladder')"
+            + (f"\n  in a browser     {url}" if url else "")
         )
+        if url and web.keep_serving:
+            console.print(f"Still serving {url}: Ctrl-C to stop.")
+            with contextlib.suppress(KeyboardInterrupt):
+                while service.process.poll() is None:
+                    time.sleep(1)
         return 0
     finally:
         console.print("Stopping the bots and the service…")
@@ -114,6 +137,39 @@ def run_demo(
             stop_bot(process.process)
         stop_bot(service.process, grace_s=15)
         log.close()
+
+
+@dataclass(frozen=True)
+class DemoWeb:
+    """The demo's web UI: where it listens ('' for none) and whether it stays up after the
+    standings."""
+
+    listen: str = "127.0.0.1:8080"
+    keep_serving: bool = False
+
+    def options(self) -> list[str]:
+        """``arena serve`` options: the port asked for, or any free one when it is taken."""
+        if not self.listen:
+            return []
+        host, _, port = self.listen.rpartition(":")
+        taken = port != "0" and _taken(host.strip("[]"), int(port))
+        return ["--web-listen", f"{host}:0" if taken else self.listen]
+
+    def read_url(self, service: BotProcess) -> str:
+        """The URL ``arena serve`` prints after its address (``WEB URL``), if it serves one."""
+        if not self.listen or service.process.stdout is None:
+            return ""
+        line = service.process.stdout.readline()
+        return line.split()[1] if line.startswith("WEB ") else ""
+
+
+def _taken(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
 
 
 def _follow(client: ArenaClient, games: Sequence[str], matches: int) -> None:
@@ -149,8 +205,9 @@ def _follow(client: ArenaClient, games: Sequence[str], matches: int) -> None:
 def cmd_demo(args: argparse.Namespace) -> int:
     """Entry point of ``arena demo``."""
     games = args.game or [entry.name for entry in GAMES]
+    web = DemoWeb(args.web_listen, args.keep_serving)
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
-        return run_demo(games, args.matches, args.workdir, args.seed)
+        return run_demo(games, args.matches, args.workdir, args.seed, web=web)
     with tempfile.TemporaryDirectory(prefix="arena-demo-") as tmp:
-        return run_demo(games, args.matches, Path(tmp), args.seed, kept=False)
+        return run_demo(games, args.matches, Path(tmp), args.seed, kept=False, web=web)

@@ -53,7 +53,11 @@ def result_table(record: record_pb2.MatchRecord) -> Table:
     )
     columns = ("seat", "bot", "endpoint", "score", "rank", "moves", "faults", "median ms", "p95 ms")
     for column in columns:
-        table.add_column(column, justify="right" if column not in ("bot", "endpoint") else "left")
+        table.add_column(
+            column,
+            justify="right" if column not in ("bot", "endpoint") else "left",
+            overflow="fold",  # names and addresses wrap, never cut
+        )
     summaries = summaries_of(record, len(record.seats))
     for seat in record.seats:
         summary = summaries[seat.seat] if seat.seat < len(summaries) else None
@@ -98,7 +102,7 @@ def games_table(game_types: list[GameType]) -> Table:
     """Every game with its seats and options."""
     table = Table(title="games")
     for column in ("game", "seats", "option", "default", "accepts"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for game_type in game_types:
         seats = f"{game_type.min_seats}-{game_type.max_seats}"
         if not game_type.options:

@@ -18,6 +18,7 @@ import dataclasses
 import logging
 import signal
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import grpc
@@ -36,6 +37,7 @@ from arena.rpc_errors import RateLimitedLog, RequestGuard
 from arena.service import ArenaServicer
 from arena.store.db import Database, open_database
 from arena.store.repository import Store
+from arena.web.server import bind, serve_web
 from botkit.server import SERVER_OPTIONS, ListenError, add_port, start_server
 from botkit.tls import ClientTls, ServerTls
 from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
@@ -74,17 +76,25 @@ class ServeOptions:
     peer_tls: ClientTls | None = None
     """TLS for calls to the other arena processes' APIs (a relayed WatchMatch), when they
     serve TLS: the CA they are verified against and this process's client certificate."""
+    web_listen: str | None = None
+    """host:port of the web UI (``arena.web``); None: no web UI (``arena serve``'s
+    ``--web-listen`` defaults to 127.0.0.1:8080)."""
 
 
 async def serve(
-    options: ServeOptions, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED
+    options: ServeOptions,
+    *,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    web_started: Callable[[str], None] | None = None,
 ) -> None:
-    """Run until cancelled or signalled; ``task_status.started`` gets the API's host:port."""
+    """Run until cancelled or signalled; ``task_status.started`` gets the API's host:port,
+    and ``web_started`` the web UI's URL (before it) when there is one."""
     pool = BotPool(tls=options.bot_tls)  # checks the TLS files before anything starts
     peers = PeerChannels(options.peer_tls)  # and the TLS files for the other processes
     database = open_database(options.database)  # DatabaseInUse if another arena has it
     server: grpc.aio.Server | None = None
     house_server: grpc.aio.Server | None = None
+    web_socket: socket.socket | None = None
     try:
         store = Store(database)
         metrics = Metrics(STATE_CLASSES)
@@ -101,6 +111,9 @@ async def serve(
         if options.metrics_listen:
             metrics_host, metrics_port = _serve_metrics(options.metrics_listen)
             guard.add_own_socket(metrics_host, metrics_port)
+        if options.web_listen:
+            web_socket = bind(options.web_listen)
+            guard.add_own_socket(*web_socket.getsockname()[:2])
         house_server, house_address = await await_aio(lambda: start_server(make_random_bot()))
         guard.add_own_socket(*_host_port(house_address))
         address = f"{options.listen.rsplit(':', 1)[0]}:{api_port}"
@@ -108,9 +121,8 @@ async def serve(
         if not config.advertise_address:
             config = dataclasses.replace(config, advertise_address=advertised(address))
         arena = Arena(store, pool, metrics, house_address, config, guard)
-        arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(
-            ArenaServicer(store, arena, options.admin_token, limits, peers), server
-        )
+        servicer = ArenaServicer(store, arena, options.admin_token, limits, peers)
+        arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection(
@@ -119,12 +131,20 @@ async def serve(
         await await_aio(server.start)
         guard.add_own_socket(*_host_port(address))
     except BaseException:
+        if web_socket is not None:
+            web_socket.close()
         with trio.CancelScope(shield=True):
             await _stop(server, house_server, pool, database, peers)
         raise
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(arena.run)  # WorkerIdInUse if a live process has the id
+            if web_socket is not None:
+                url = await nursery.start(serve_web, servicer, web_socket)
+                web_socket = None  # serve_web owns it now
+                log.info("web UI on %s", url)
+                if web_started is not None:
+                    web_started(url)
             await _set_health(health_servicer, (LIVENESS, *READINESS), serving=True)
             log.info(
                 "arena serving on %s as worker %s (roles: %s)",
@@ -146,6 +166,8 @@ async def serve(
                 )
             nursery.cancel_scope.cancel()
     finally:
+        if web_socket is not None:
+            web_socket.close()
         with trio.CancelScope(shield=True):
             await _set_health(health_servicer, (LIVENESS, *READINESS), serving=False)
             await _stop(server, house_server, pool, database, peers)

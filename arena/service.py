@@ -35,6 +35,7 @@ from arena.store.listings import MAX_PAGE, TOKEN_CHARS, Listings, MatchQuery
 from arena.store.repository import (
     DETAIL_LIMIT,
     MAX_MATCHES_PER_BOT_LIMIT,
+    SEARCH_CHARS,
     BotState,
     OwnerLimits,
     Store,
@@ -139,6 +140,12 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 trailing = ((RETRY_AFTER, str(seconds)),)
             await context.abort(grpc.StatusCode[error.code], str(error), trailing)
             raise AssertionError("abort returned") from None
+
+    async def _bot_id(self, context: Context, reference: str) -> str:
+        """The id of the bot a request names: its id, or ``OWNER/NAME``."""
+        if "/" not in reference:
+            return reference
+        return await self._call(context, self.store.bot_id_of, reference)
 
     def _is_admin(self, context: Context) -> bool:
         return is_admin_token(_token(context), self.admin_token)
@@ -245,7 +252,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     ) -> pb.UpdateBotResponse:
         await _require(
             context,
-            fields.identifier("bot_id", request.bot_id),
+            fields.bot_reference("bot_id", request.bot_id),
             fields.version(request.version),
             fields.endpoint_length(request.endpoint),
         )
@@ -255,7 +262,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         bot = await self._call(
             context,
             self.store.update_bot,
-            request.bot_id,
+            await self._bot_id(context, request.bot_id),
             _token(context),
             request.endpoint,
             request.version,
@@ -266,14 +273,18 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def SetBotState(
         self, request: pb.SetBotStateRequest, context: Context
     ) -> pb.SetBotStateResponse:
-        await _require(context, fields.identifier("bot_id", request.bot_id))
+        await _require(context, fields.bot_reference("bot_id", request.bot_id))
         state = STATE_NAMES.get(request.state)
         if state is None:
             await _abort(
                 context, grpc.StatusCode.INVALID_ARGUMENT, "state must be PAUSED, ACTIVE or RETIRED"
             )
         bot = await self._call(
-            context, self.store.set_bot_state, request.bot_id, _token(context), state
+            context,
+            self.store.set_bot_state,
+            await self._bot_id(context, request.bot_id),
+            _token(context),
+            state,
         )
         if state == BotState.RETIRED:  # its channel closes now (once no match holds it)
             self.arena.forget_endpoint(bot.endpoint)
@@ -320,21 +331,38 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def GetStandings(
         self, request: pb.GetStandingsRequest, context: Context
     ) -> pb.GetStandingsResponse:
-        await _require(context, fields.identifier("ladder", request.ladder))
+        await _require(
+            context,
+            fields.identifier("ladder", request.ladder),
+            fields.text("search", request.search, SEARCH_CHARS),
+        )
         ladder = await self._call(context, self.store.ladder, request.ladder)
         standings = await self._call(
-            context, self.store.standings, ladder.ladder_id, request.limit, request.offset
+            context,
+            self.store.standings,
+            ladder.ladder_id,
+            request.limit,
+            request.offset,
+            request.search,
         )
         total = await self._call(context, self.store.count_entrants, ladder.ladder_id)
-        response = pb.GetStandingsResponse(ladder=ladder, standings=standings, total=total)
+        found = (
+            await self._call(context, self.store.count_entrants, ladder.ladder_id, request.search)
+            if request.search
+            else total
+        )
+        response = pb.GetStandingsResponse(
+            ladder=ladder, standings=standings, total=total, found=found
+        )
         return standings_view(response, await self._viewer(context))
 
     async def GetBotProfile(
         self, request: pb.GetBotProfileRequest, context: Context
     ) -> pb.GetBotProfileResponse:
-        await _require(context, fields.identifier("bot_id", request.bot_id))
+        await _require(context, fields.bot_reference("bot_id", request.bot_id))
         recent = request.recent_matches or 20
-        profile = await self._call(context, self.store.profile, request.bot_id, min(recent, 500))
+        bot_id = await self._bot_id(context, request.bot_id)
+        profile = await self._call(context, self.store.profile, bot_id, min(recent, 500))
         return profile_view(profile, await self._viewer(context))
 
     async def GetMatchRecord(
@@ -351,7 +379,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         await _require(
             context,
             fields.identifier("ladder", request.ladder, required=False),
-            fields.identifier("bot_id", request.bot_id, required=False),
+            fields.bot_reference("bot_id", request.bot_id, required=False),
             fields.whole("page_size", request.page_size, 0, MAX_PAGE),
             fields.text("page_token", request.page_token, TOKEN_CHARS),
         )
@@ -360,9 +388,8 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             await _abort(
                 context, grpc.StatusCode.INVALID_ARGUMENT, "phase must be PLAYING or FINISHED"
             )
-        query = MatchQuery(
-            request.ladder, request.bot_id, phases, request.page_size, request.page_token
-        )
+        bot_id = await self._bot_id(context, request.bot_id)
+        query = MatchQuery(request.ladder, bot_id, phases, request.page_size, request.page_token)
         matches, token = await self._call(context, self.listings.matches, query)
         return pb.ListMatchesResponse(matches=matches, next_page_token=token)
 
@@ -563,7 +590,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         resume = state == BotState.ACTIVE
         await _require(
             context,
-            fields.identifier("bot_id", request.bot_id),
+            fields.bot_reference("bot_id", request.bot_id),
             fields.text("reason", request.reason, fields.REASON_CHARS)
             if resume  # a reason is asked for taking a bot out, not for letting it back
             else fields.reason(request.reason),
@@ -574,7 +601,11 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             )
         reason = request.reason or ("released" if resume else "")
         bot = await self._call(
-            context, self.store.admin_set_bot_state, request.bot_id, state, reason
+            context,
+            self.store.admin_set_bot_state,
+            await self._bot_id(context, request.bot_id),
+            state,
+            reason,
         )
         return pb.AdminSetBotStateResponse(bot=bot.to_proto())
 

@@ -325,6 +325,28 @@ _BOT_COLUMNS = (
 )
 
 
+SEARCH_CHARS = 64
+"""The longest standings search (``GetStandingsRequest.search``)."""
+TREND_MATCHES = 10
+"""A standing's trend is the change of its displayed rating over this many rated matches."""
+
+
+def _search_filter(
+    search: str, bot: str = "LOWER(b.name)", owner: str = "LOWER(o.name)"
+) -> tuple[str, tuple[str, ...]]:
+    """The SQL condition (`` AND …``, on the lower-cased bot and owner names ``bot`` and
+    ``owner``) and its parameters for the bots whose name or owner contains ``search`` (any
+    case, no wildcards)."""
+    if not search:
+        return "", ()
+    escaped = search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    pattern = f"%{escaped}%"
+    return (
+        f" AND ({bot} LIKE ? ESCAPE '\\' OR {owner} LIKE ? ESCAPE '\\')",
+        (pattern, pattern),
+    )
+
+
 Authority = tuple[str, str, int]
 """A leadership lease a write is made on: (lease name, holder, epoch)."""
 
@@ -441,6 +463,22 @@ class Store:
         if row is None:
             raise StoreError("NOT_FOUND", f"no bot {bot_id!r}")
         return BotRow(*row)
+
+    def bot_id_of(self, reference: str) -> str:
+        """The id of the bot ``reference`` names: an id, or ``OWNER/NAME`` (names are unique
+        per owner); ``StoreError`` NOT_FOUND if no bot has that name."""
+        owner, slash, name = reference.partition("/")
+        if not slash:
+            return reference
+        with self.db.transaction() as tx:
+            row = tx.one(
+                "SELECT b.bot_id FROM bots b JOIN owners o ON o.owner_id = b.owner_id "
+                "WHERE o.name = ? AND b.name = ?",
+                (owner, name),
+            )
+        if row is None:
+            raise StoreError("NOT_FOUND", f"no bot {reference!r}")
+        return str(row[0])
 
     def bot(self, bot_id: str) -> BotRow:
         """One bot."""
@@ -863,29 +901,53 @@ class Store:
         gone = [bot for bot, state, *_ in rows if state != BotState.ACTIVE]
         return EntrantChanges(active, gone, next_since)
 
-    def count_entrants(self, ladder_id: str) -> int:
-        """How many bots a ladder has (the length of its whole standings)."""
+    def count_entrants(self, ladder_id: str, search: str = "") -> int:
+        """How many bots a ladder has (the length of its whole standings), or how many of them
+        match ``search`` (see ``standings``)."""
+        where, params = _search_filter(search)
         with self.db.transaction() as tx:
-            return int(tx.one("SELECT COUNT(*) FROM entries WHERE ladder_id = ?", (ladder_id,))[0])
+            row = tx.one(
+                "SELECT COUNT(*) FROM entries e JOIN bots b ON b.bot_id = e.bot_id "
+                f"JOIN owners o ON o.owner_id = b.owner_id WHERE e.ladder_id = ?{where}",
+                (ladder_id, *params),
+            )
+            return int(row[0])
 
     def standings(
-        self, ladder_id: str, limit: int = 0, offset: int = 0
+        self, ladder_id: str, limit: int = 0, offset: int = 0, search: str = ""
     ) -> list[arena_service_pb2.Standing]:
         """Entrants best first by μ − 3σ (ties by bot id): ``limit`` of them (0: all) after the
-        best ``offset``. Reads one row per entrant shown: moves and faults are counted in the
-        entries as results come in, not summed over the ladder's history."""
+        best ``offset``; with ``search``, only the bots whose name or owner contains it
+        (case-insensitive), still at their ladder positions. Reads one row per entrant shown
+        (plus, for the trend, one indexed row per entrant): moves and faults are counted in
+        the entries as results come in, not summed over the ladder's history."""
         page = f" LIMIT {int(limit) or 2**62} OFFSET {int(offset)}" if limit or offset else ""
         with self.db.transaction() as tx:
-            rows = tx.all(
-                f"SELECT e.mu, e.sigma, e.matches, e.first_places, e.moves_played, e.faults, "
-                f"{_BOT_COLUMNS} FROM entries e JOIN bots b ON b.bot_id = e.bot_id "
-                "JOIN owners o ON o.owner_id = b.owner_id WHERE e.ladder_id = ? "
-                f"ORDER BY {DISPLAY_SQL} DESC, e.bot_id{page}",
-                (ladder_id,),
-            )
+            if search:  # every entrant is ranked, then the matching ones are paged
+                where, params = _search_filter(search, "r.bot_key", "r.owner_key")
+                rows = tx.all(
+                    f"SELECT * FROM (SELECT e.mu, e.sigma, e.matches, e.first_places, "
+                    f"e.moves_played, e.faults, {_BOT_COLUMNS}, ROW_NUMBER() OVER "
+                    f"(ORDER BY {DISPLAY_SQL} DESC, e.bot_id) AS position, "
+                    "LOWER(b.name) AS bot_key, LOWER(o.name) AS owner_key FROM entries e "
+                    "JOIN bots b ON b.bot_id = e.bot_id JOIN owners o ON o.owner_id = b.owner_id "
+                    f"WHERE e.ladder_id = ?) r WHERE TRUE{where} ORDER BY r.position{page}",
+                    (ladder_id, *params),
+                )
+            else:
+                rows = tx.all(
+                    f"SELECT e.mu, e.sigma, e.matches, e.first_places, e.moves_played, "
+                    f"e.faults, {_BOT_COLUMNS}, 0 FROM entries e JOIN bots b "
+                    "ON b.bot_id = e.bot_id JOIN owners o ON o.owner_id = b.owner_id "
+                    f"WHERE e.ladder_id = ? ORDER BY {DISPLAY_SQL} DESC, e.bot_id{page}",
+                    (ladder_id,),
+                )
+            trends = {
+                r[6]: self._trend(tx, ladder_id, r[6], displayed_rating(r[0], r[1])) for r in rows
+            }
         return [
             arena_service_pb2.Standing(
-                position=position,
+                position=r[15] or position,
                 bot=BotRow(*r[6:15]).to_proto(),
                 rating=displayed_rating(r[0], r[1]),
                 mu=r[0],
@@ -893,9 +955,24 @@ class Store:
                 matches=r[2],
                 first_places=r[3],
                 fault_rate=100.0 * r[5] / r[4] if r[4] else 0.0,
+                trend=trends[r[6]],
             )
             for position, r in enumerate(rows, start=offset + 1)
         ]
+
+    @staticmethod
+    def _trend(tx: Tx, ladder_id: str, bot_id: str, rating: float) -> float:
+        """How far ``rating`` (the bot's displayed rating now) moved over its last
+        ``TREND_MATCHES`` rated matches in the ladder: against the rating it had after the
+        match before them, or the initial one."""
+        before = tx.one(
+            "SELECT s.mu, s.sigma FROM match_seats s JOIN matches m ON m.match_id = s.match_id "
+            "WHERE s.bot_id = ? AND m.ladder_id = ? AND s.mu IS NOT NULL "
+            f"ORDER BY s.finished_at_us DESC LIMIT 1 OFFSET {TREND_MATCHES}",
+            (bot_id, ladder_id),
+        )
+        start = displayed_rating(*(before or (INITIAL_MU, INITIAL_SIGMA)))
+        return float(rating - start)
 
     # -- the match queue ------------------------------------------------------------------------
 

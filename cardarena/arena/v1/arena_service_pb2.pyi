@@ -296,7 +296,7 @@ class UpdateBotRequest(_message.Message):
     ENDPOINT_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
-    """The bot's id."""
+    """The bot's id, or OWNER/NAME."""
     endpoint: _builtins.str
     """The new endpoint; empty keeps the old one."""
     version: _builtins.str
@@ -349,7 +349,7 @@ class SetBotStateRequest(_message.Message):
     BOT_ID_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
-    """The bot's id."""
+    """The bot's id, or OWNER/NAME."""
     state: Global___BotState.ValueType
     """PAUSED, ACTIVE (resume) or RETIRED."""
     def __init__(
@@ -585,22 +585,29 @@ class GetStandingsRequest(_message.Message):
     LADDER_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     OFFSET_FIELD_NUMBER: _builtins.int
+    SEARCH_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     """The ladder's id or name."""
     limit: _builtins.int
     """At most this many lines, best first (0: every entrant)."""
     offset: _builtins.int
     """Skip this many of the best lines first (with `limit`, a page of the standings)."""
+    search: _builtins.str
+    """Only the bots whose name or owner contains this text (case-insensitive; at most 64
+    characters); `limit` and `offset` then page through those, and positions stay the
+    ladder's.
+    """
     def __init__(
         self,
         *,
         ladder: _builtins.str = ...,
         limit: _builtins.int = ...,
         offset: _builtins.int = ...,
+        search: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "limit", b"limit", "offset", b"offset"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "limit", b"limit", "offset", b"offset", "search", b"search"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -620,6 +627,7 @@ class Standing(_message.Message):
     MATCHES_FIELD_NUMBER: _builtins.int
     FIRST_PLACES_FIELD_NUMBER: _builtins.int
     FAULT_RATE_FIELD_NUMBER: _builtins.int
+    TREND_FIELD_NUMBER: _builtins.int
     position: _builtins.int
     """Position, from 1."""
     rating: _builtins.float
@@ -634,6 +642,10 @@ class Standing(_message.Message):
     """Matches finished first (alone or shared)."""
     fault_rate: _builtins.float
     """Faults per 100 moves."""
+    trend: _builtins.float
+    """Change of the displayed rating over the bot's last 10 rated matches in this ladder (since
+    its first when it has played fewer).
+    """
     @_builtins.property
     def bot(self) -> Global___Bot:
         """The bot."""
@@ -649,10 +661,11 @@ class Standing(_message.Message):
         matches: _builtins.int = ...,
         first_places: _builtins.int = ...,
         fault_rate: _builtins.float = ...,
+        trend: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "fault_rate", b"fault_rate", "first_places", b"first_places", "matches", b"matches", "mu", b"mu", "position", b"position", "rating", b"rating", "sigma", b"sigma"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "fault_rate", b"fault_rate", "first_places", b"first_places", "matches", b"matches", "mu", b"mu", "position", b"position", "rating", b"rating", "sigma", b"sigma", "trend", b"trend"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -667,8 +680,11 @@ class GetStandingsResponse(_message.Message):
     LADDER_FIELD_NUMBER: _builtins.int
     STANDINGS_FIELD_NUMBER: _builtins.int
     TOTAL_FIELD_NUMBER: _builtins.int
+    FOUND_FIELD_NUMBER: _builtins.int
     total: _builtins.int
     """How many bots the whole ladder has."""
+    found: _builtins.int
+    """How many of them match the request's `search` (`total` without one)."""
     @_builtins.property
     def ladder(self) -> Global___Ladder:
         """The ladder."""
@@ -683,10 +699,11 @@ class GetStandingsResponse(_message.Message):
         ladder: Global___Ladder | None = ...,
         standings: _abc.Iterable[Global___Standing] | None = ...,
         total: _builtins.int = ...,
+        found: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "standings", b"standings", "total", b"total"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["found", b"found", "ladder", b"ladder", "standings", b"standings", "total", b"total"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -701,7 +718,7 @@ class GetBotProfileRequest(_message.Message):
     BOT_ID_FIELD_NUMBER: _builtins.int
     RECENT_MATCHES_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
-    """The bot's id."""
+    """The bot's id, or OWNER/NAME."""
     recent_matches: _builtins.int
     """How many recent matches to include (default 20)."""
     def __init__(
@@ -1050,7 +1067,7 @@ class ListMatchesRequest(_message.Message):
     ladder: _builtins.str
     """Only this ladder's matches (its id or name); empty: every ladder's and validation matches."""
     bot_id: _builtins.str
-    """Only the matches this bot plays or played (its id); empty: every bot's."""
+    """Only the matches this bot plays or played (its id, or OWNER/NAME); empty: every bot's."""
     phase: Global___MatchPhase.ValueType
     """Only matches being played, or only finished ones; UNSPECIFIED: both."""
     page_size: _builtins.int
@@ -1349,7 +1366,7 @@ class AdminSetBotStateRequest(_message.Message):
     STATE_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
-    """The bot's id."""
+    """The bot's id, or OWNER/NAME."""
     state: Global___BotState.ValueType
     """PAUSED (held by the operator), ACTIVE (released: validated again) or RETIRED."""
     reason: _builtins.str

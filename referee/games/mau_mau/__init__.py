@@ -3,6 +3,7 @@
 
 from referee.games.mau_mau.positions import MauMauPosition, position_of
 from referee.games.mau_mau.rules import (
+    FINE,
     HAND_SIZE,
     JACKS,
     MAU_MAU,
@@ -28,6 +29,7 @@ from referee.games.mau_mau.view import (
 __all__ = [
     "ANNOUNCE_SHIFT",
     "DRAW",
+    "FINE",
     "HAND_SIZE",
     "JACKS",
     "LAST_CARD",
