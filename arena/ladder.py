@@ -32,6 +32,7 @@ from arena.store.repository import (
     HOUSE_RANDOM,
     MAX_FAILURES,
     BotRow,
+    BotState,
     Claim,
     ClaimLost,
     Store,
@@ -367,7 +368,7 @@ class Arena:
         validation = await self.leadership.lead("validation")
         if validation is not None:
             authority = ("validation", self.config.worker_id, validation)
-            for bot in await self.db(self.store.bots, ("validating",)):
+            for bot in await self.db(self.store.bots, (BotState.VALIDATING,)):
                 if not await self.db(self.store.has_validation, bot.bot_id):
                     planned = self._validation_set(bot)
                     await self.db(self.store.enqueue_validation, bot.bot_id, planned, authority)
@@ -728,7 +729,9 @@ class Arena:
         (``now``, µs: the store's clock unless given); pull or restore by consecutive failures;
         store the limits the bots announce; close the channels no bot needs any more."""
         now = now_us() if now is None else now
-        bots = await self.db(self.store.bots, ("active", "unhealthy", "validating"))
+        bots = await self.db(
+            self.store.bots, (BotState.ACTIVE, BotState.UNHEALTHY, BotState.VALIDATING)
+        )
         if probe:
             await self._probe(bots, now)
         live = {bot.endpoint for bot in bots}
@@ -743,8 +746,8 @@ class Arena:
         probed = [
             bot
             for bot in bots
-            if bot.state == "active"
-            or (bot.state == "unhealthy" and due_at.get(bot.bot_id, 0) - now <= slack)
+            if bot.state == BotState.ACTIVE
+            or (bot.state == BotState.UNHEALTHY and due_at.get(bot.bot_id, 0) - now <= slack)
         ]
         results: dict[str, CallResult] = {}
 
@@ -756,7 +759,7 @@ class Arena:
         async with trio.open_nursery() as nursery:
             for bot in probed:
                 nursery.start_soon(probe, bot.bot_id, bot.endpoint)
-        pulled = sum(bot.state == "unhealthy" for bot in bots)
+        pulled = sum(bot.state == BotState.UNHEALTHY for bot in bots)
         announced = {}
         for bot in probed:
             result = results[bot.bot_id]
@@ -766,15 +769,18 @@ class Arena:
                 announced[bot.bot_id] = result.response.max_concurrent_matches
             failures = 0 if ok else bot.health_failures + 1
             state, detail = bot.state, bot.state_detail
-            if ok and bot.state == "unhealthy":
-                state, detail = "active", "answering again"
+            if ok and bot.state == BotState.UNHEALTHY:
+                state, detail = BotState.ACTIVE, "answering again"
             elif failures >= self.config.health_failures_to_pull:
-                state, detail = "unhealthy", f"no answer to {failures} health probes in a row"
+                state, detail = (
+                    BotState.UNHEALTHY,
+                    f"no answer to {failures} health probes in a row",
+                )
             next_probe = now + int(self.probe_delay_s(failures) * 1e6) if failures else 0
             if (state, failures) != (bot.state, bot.health_failures):
                 await self.db(
                     self.store.set_state_by_arena, bot.bot_id, state, detail, failures, next_probe
                 )
-            pulled += (state == "unhealthy") - (bot.state == "unhealthy")
+            pulled += (state == BotState.UNHEALTHY) - (bot.state == BotState.UNHEALTHY)
         self.metrics.bots_pulled.set(pulled)
         await self._remember_limits(announced)

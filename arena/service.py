@@ -37,6 +37,7 @@ from arena.store.repository import (
     DETAIL_LIMIT,
     MAX_MATCHES_PER_BOT_LIMIT,
     SEARCH_CHARS,
+    BotState,
     OwnerLimits,
     Store,
     StoreError,
@@ -55,9 +56,9 @@ Context = grpc.aio.ServicerContext[Any, Any]
 T = TypeVar("T")
 
 STATE_NAMES = {
-    pb.BOT_STATE_ACTIVE: "active",
-    pb.BOT_STATE_PAUSED: "paused",
-    pb.BOT_STATE_RETIRED: "retired",
+    pb.BOT_STATE_ACTIVE: BotState.ACTIVE,
+    pb.BOT_STATE_PAUSED: BotState.PAUSED,
+    pb.BOT_STATE_RETIRED: BotState.RETIRED,
 }
 
 
@@ -293,7 +294,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             _token(context),
             state,
         )
-        if state == "retired":  # its channel closes now (once no match holds it)
+        if state == BotState.RETIRED:  # its channel closes now (once no match holds it)
             self.arena.forget_endpoint(bot.endpoint)
         return pb.SetBotStateResponse(bot=bot.to_proto())
 
@@ -647,7 +648,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     ) -> pb.AdminSetBotStateResponse:
         await self._require_admin(context, "the operator's controls")
         state = STATE_NAMES.get(request.state)
-        resume = state == "active"
+        resume = state == BotState.ACTIVE
         await _require(
             context,
             fields.bot_reference("bot_id", request.bot_id),

@@ -4,24 +4,26 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import pytest
 
 from cardarena.game.v1 import cards_pb2, game_pb2, mau_mau_pb2
 from referee.games.api import IllegalActionError, InvalidOptionsError
 from referee.games.cards import StandardDeck, Suit
-from referee.games.mau_mau.rules import (
+from referee.games.mau_mau import (
     DRAW,
     HAND_SIZE,
     LAST_CARD,
     PASS,
+    MauMauPosition,
     MauMauState,
     action_cards,
     deal_multiplier,
     discard_action,
     hand_points,
     playable_after_card,
-    playable_after_jack,
+    position_of,
 )
 from referee.games.registry import codec_for, make_game
 from tests.conformance import check_cached_observations, check_card_conservation, random_playout
@@ -46,31 +48,27 @@ def setup(
     stock: str = "",
     announced: int | None = None,
     options: Mapping[str, object] | None = None,
-    tallies: Sequence[int] | None = None,
+    tallies: Sequence[int] = (),
+    fines: Sequence[int] = (),
+    under: str = "",
 ) -> MauMauState:
-    """A state mid-deal with the given hands, pile top and stock (drawn from its end)."""
-    game = make_game("mau-mau", len(hands), options)
-    state = game.new_state(0)
-    assert isinstance(state, MauMauState)
-    state.hands = [mask(h) for h in hands]
-    state.counts = [len(h.split()) for h in hands]
-    state.start_card = C(start or top)
-    state.pile = (C(top),) if start is None or start == top else (C(start), C(top))
-    state.stock = cards(stock)
-    top_card = C(top)
-    if announced is None:
-        state.playable = playable_after_card(top_card, state.jack_wild)
-        state.announced = 0
-    else:
-        state.playable = playable_after_jack(announced)
-        state.announced = announced
-    state.to_act = to_act
-    state.direction = 1
-    state.fines = [0] * len(hands)
-    if tallies is not None:
-        state.tallies = list(tallies)
-    state._legal = None
-    return state
+    """A state mid-deal with the given hands, pile top (on ``under``, oldest first) and stock
+    (drawn from its end)."""
+    pile = [*cards(under), C(top)]
+    if start is not None and start != top:
+        pile.insert(0, C(start))
+    position = MauMauPosition(
+        hands=tuple(tuple(cards(h)) for h in hands),
+        pile=tuple(pile),
+        to_act=to_act,
+        stock=tuple(cards(stock)),
+        start_card=C(start or top),
+        announced=announced,
+        tallies=tuple(tallies),
+        fines=tuple(fines),
+        options=dict(options or {}),  # type: ignore[arg-type]
+    )
+    return position.state()
 
 
 def hand(state: MauMauState, seat: int) -> set[str]:
@@ -102,10 +100,9 @@ def test_e1_multipliers(final_jacks: int, start: str, points: int) -> None:
     assert hand_points(cards(E1_HAND)) * deal_multiplier(final_jacks, C(start)) == points
     # The same through a whole deal end: the winner goes out with a plain card, J or J+J.
     last = {0: "4H", 1: "JC", 2: "JC JS"}[final_jacks]
-    state = setup([last, E1_HAND.replace("JD", "2D")], "4D", 0, start=start)
+    state = setup([last, E1_HAND], "4D", 0, start=start)
     second = C("JS") if final_jacks == 2 else None
     action = discard_action(C(last.split()[0]), 0, second)
-    state.hands[1] = mask(E1_HAND)
     state.apply(action)
     deal = state.previous_deals[-1]
     assert deal.winner == 0
@@ -225,15 +222,14 @@ def test_e5_stuck_player_positive() -> None:
 
 
 def test_positive_winner_own_fine_is_void() -> None:
-    state = setup(["KH", "3D 5C"], "KS", 0, start="2D", options={"scoring": "positive"})
-    state.fines = [1, 2]
+    options = {"scoring": "positive"}
+    state = setup(["KH", "3D 5C"], "KS", 0, start="2D", options=options, fines=[1, 2])
     state.apply(discard_action(C("KH")))
     assert state.previous_deals[-1].points == (8 + 2 * 50, 0)
 
 
 def test_negative_fines_go_to_the_fined_seat_including_the_winner() -> None:
-    state = setup(["KH", "3D 5C"], "KS", 0, start="2D")
-    state.fines = [1, 2]
+    state = setup(["KH", "3D 5C"], "KS", 0, start="2D", fines=[1, 2])
     state.apply(discard_action(C("KH")))
     assert state.previous_deals[-1].points == (50, 8 + 100)
 
@@ -249,8 +245,8 @@ def test_e6_end_of_game() -> None:
         0,
         start="2H",
         tallies=[900, 700, 950],
+        fines=[0, 0, 1],
     )
-    state.fines = [0, 0, 1]
     state.apply(discard_action(C("JC")))
     assert state.is_terminal()
     assert state.tallies == [900, 780, 1050]
@@ -355,8 +351,7 @@ def test_forgotten_last_card_draws_five_before_the_cards_effect() -> None:
 
 
 def test_reshuffle_keeps_the_top_card_and_missing_draws_lapse() -> None:
-    state = setup(["8H 2C 3C", "2D"], "9H", 0)
-    state.pile = tuple(cards("4S 5S 9H"))
+    state = setup(["8H 2C 3C", "2D"], "9H", 0, under="4S 5S")
     state.apply(discard_action(C("8H")))  # seat 1 must draw 3; only 4S 5S 9H can be reshuffled
     assert state.pile == (C("8H"),)
     assert hand(state, 1) == {"2D", "4S", "5S", "9H"}
@@ -413,11 +408,13 @@ def test_d_mau_1_barred_for_deal() -> None:
     state.apply(DRAW)  # seat 1 too (draws KD)
     state.apply(DRAW)  # seat 2 too: everybody barred, so the bar is lifted
     assert state.barred == [False, False, False]
-    state.barred = [True, False, False]
-    state.hands[0] = mask("9H")
-    state.counts[0] = 1
-    state.playable = playable_after_card(C("9C"), True)
-    state._legal = None
+    now = position_of(state)
+    state = replace(
+        now,
+        barred=(True, False, False),
+        hands=((C("9H"),), *now.hands[1:]),
+        pile=(*now.pile[:-1], C("9C")),
+    ).state()
     assert state.legal_actions() == (DRAW,)  # 9H would go out
 
 
@@ -520,7 +517,7 @@ def test_a_forfeit_ranks_the_others_in_the_direction_of_the_scoring_in_force() -
 
     for scoring, best in (("negative", 5), ("positive", 30)):
         match = Match(make_game("mau-mau", 3, {"scoring": scoring}), seed=1)
-        match.state.tallies = [10, 5, 30]  # type: ignore[attr-defined]
+        match.state = replace(position_of(match.state), tallies=(10, 5, 30)).state()
         match.forfeit(0, "test")
         outcome = match.outcome()
         assert outcome is not None and outcome.ranks[0] == 3

@@ -12,8 +12,10 @@ import random
 
 import pytest
 
-from referee.games.api import State
-from referee.games.entry import GameEntry
+from referee.games.api import InvalidPositionError, State
+from referee.games.entry import GameEntry, Position
+from referee.games.mau_mau import MauMauPosition
+from referee.games.oh_hell import OhHellPosition
 from referee.games.registry import GAMES, make_game
 
 WITH_POSITIONS = [entry for entry in GAMES if entry.position_of is not None]
@@ -70,3 +72,31 @@ def test_a_copy_plays_on_alone(entry: GameEntry, moves_before: int) -> None:
         twin.apply(action)
     assert snapshot(state) == before, "playing a copy changed the original"
     assert twin.outcome() == copy.outcome()
+
+
+@pytest.mark.parametrize(
+    ("position", "complaint"),
+    [
+        (
+            OhHellPosition(hands=((0, 1), (0, 2), (3, 4)), trump_card=5, dealer=0),
+            "twice",
+        ),
+        (OhHellPosition(hands=((0, 1), (2,), (3, 4)), trump_card=5, dealer=0), "holds"),
+        (
+            OhHellPosition(hands=((0,), (1,), (2,)), trump_card=5, dealer=0, bids=(1, None, 0)),
+            "in turn",
+        ),
+        (
+            OhHellPosition(
+                hands=((0,), (), (2,)), trump_card=5, dealer=0, current_trick=(3,), bids=()
+            ),
+            "bid",
+        ),
+        (MauMauPosition(hands=((0,), (1,)), pile=(), to_act=0), "never empty"),
+        (MauMauPosition(hands=((0,), (0,)), pile=(5,), to_act=0), "twice"),
+        (MauMauPosition(hands=((0,), (1,)), pile=(5,), to_act=2), "not a seat"),
+    ],
+)
+def test_impossible_positions_are_refused(position: Position, complaint: str) -> None:
+    with pytest.raises(InvalidPositionError, match=complaint):
+        position.state()

@@ -719,3 +719,15 @@ def test_recording_a_result_costs_three_round_trips_on_postgres(tmp_path: Path) 
         for claimed, expected in ((first, 2), (last, 3)):
             assert trips(finished_record(claimed.match_id, [1, 2, 3], [3, 2, 1])) == expected
         assert all(s.matches == 3 for s in store.standings(ladder_id)), "the results counted"
+
+
+def test_bot_states_are_one_enum_tied_to_the_wire() -> None:
+    """Every ``BotState`` has its wire value and every wire value but the zero one its state."""
+    from arena.store.repository import BOT_STATES, BotState
+    from cardarena.arena.v1 import arena_service_pb2
+
+    wire = {n for n in arena_service_pb2.BotState.values() if n}
+    assert set(BOT_STATES.values()) == wire
+    assert [BOT_STATES[state.value] for state in BotState] == [
+        arena_service_pb2.BotState.Value(f"BOT_STATE_{state.name}") for state in BotState
+    ]

@@ -14,6 +14,7 @@ records of a duplicate deal are withheld until every rotation of the deal has fi
 
 from __future__ import annotations
 
+import enum
 import functools
 import hashlib
 import random
@@ -47,14 +48,24 @@ HOUSE_RANDOM = "house:random"
 """Seat value for the arena's own random bot (validation matches)."""
 
 RATED_STATUSES = (record_pb2.MATCH_STATUS_COMPLETED, record_pb2.MATCH_STATUS_FORFEITED)
-BOT_STATES = {
-    "validating": arena_service_pb2.BOT_STATE_VALIDATING,
-    "active": arena_service_pb2.BOT_STATE_ACTIVE,
-    "paused": arena_service_pb2.BOT_STATE_PAUSED,
-    "retired": arena_service_pb2.BOT_STATE_RETIRED,
-    "rejected": arena_service_pb2.BOT_STATE_REJECTED,
-    "unhealthy": arena_service_pb2.BOT_STATE_UNHEALTHY,
+
+
+class BotState(enum.StrEnum):
+    """A registered bot's state, as the ``bots.state`` column stores it (a str: it compares
+    equal to the column's text and binds as it)."""
+
+    VALIDATING = "validating"
+    ACTIVE = "active"
+    PAUSED = "paused"
+    RETIRED = "retired"
+    REJECTED = "rejected"
+    UNHEALTHY = "unhealthy"
+
+
+BOT_STATES: dict[str, arena_service_pb2.BotState.ValueType] = {
+    state: arena_service_pb2.BotState.Value(f"BOT_STATE_{state.name}") for state in BotState
 }
+"""The wire enum of each state (one per state: ``tests/test_store.py`` checks both ways)."""
 
 
 class StoreError(Exception):
@@ -524,7 +535,7 @@ class Store:
         endpoint's text) is another owner's."""
         with self.db.transaction() as tx:
             bot = self._authorize(tx, bot_id, token)
-            if bot.state == "retired":
+            if bot.state == BotState.RETIRED:
                 raise StoreError("FAILED_PRECONDITION", "a retired bot cannot be changed")
             moved = bool(endpoint) and endpoint != bot.endpoint
             current = tx.one("SELECT owner_id, address_key FROM bots WHERE bot_id = ?", (bot_id,))
@@ -541,7 +552,7 @@ class Store:
                 (
                     endpoint or bot.endpoint,
                     version or bot.version,
-                    "validating" if revalidate else bot.state,
+                    BotState.VALIDATING if revalidate else bot.state,
                     "" if revalidate else bot.state_detail,
                     now_us(),
                     address_key,
@@ -557,20 +568,20 @@ class Store:
         validation for its endpoint and version, else to validation (a pause never skips it)."""
         with self.db.transaction() as tx:
             bot = self._authorize(tx, bot_id, token)
-            if bot.state == "retired":
+            if bot.state == BotState.RETIRED:
                 raise StoreError("FAILED_PRECONDITION", "a retired bot stays retired")
-            if state == "active" and bot.state != "paused":
+            if state == BotState.ACTIVE and bot.state != BotState.PAUSED:
                 raise StoreError("FAILED_PRECONDITION", f"only a paused bot resumes ({bot.state})")
-            if state == "paused" and bot.state == "rejected":
+            if state == BotState.PAUSED and bot.state == BotState.REJECTED:
                 raise StoreError(
                     "FAILED_PRECONDITION",
                     "a rejected bot is validated again by UpdateBot (a new version or endpoint)",
                 )
-            if state not in ("paused", "active", "retired"):
+            if state not in (BotState.PAUSED, BotState.ACTIVE, BotState.RETIRED):
                 raise StoreError("INVALID_ARGUMENT", "state must be PAUSED, ACTIVE or RETIRED")
-            if state == "active":
+            if state == BotState.ACTIVE:
                 (validated,) = tx.one("SELECT validated FROM bots WHERE bot_id = ?", (bot_id,))
-                state = "active" if validated else "validating"
+                state = BotState.ACTIVE if validated else BotState.VALIDATING
             tx.execute(
                 "UPDATE bots SET state = ?, state_detail = '', state_changed_us = ? "
                 "WHERE bot_id = ?",
@@ -691,10 +702,10 @@ class Store:
                 "ON o.owner_id = b.owner_id WHERE b.bot_id = ?",
                 (bot_id,),
             )
-            if bot.state == "retired":
+            if bot.state == BotState.RETIRED:
                 raise StoreError("FAILED_PRECONDITION", "a retired bot stays retired")
-            if state == "active":
-                if bot.state != "paused":
+            if state == BotState.ACTIVE:
+                if bot.state != BotState.PAUSED:
                     raise StoreError(
                         "FAILED_PRECONDITION", f"only a paused bot resumes ({bot.state})"
                     )
@@ -702,8 +713,12 @@ class Store:
                     raise StoreError(
                         "FAILED_PRECONDITION", f"owner {bot.owner!r} is banned: unban it first"
                     )
-                new_state, hold, detail = "validating", "", f"resumed by the operator: {reason}"
-            elif state in ("paused", "retired"):
+                new_state, hold, detail = (
+                    str(BotState.VALIDATING),
+                    "",
+                    f"resumed by the operator: {reason}",
+                )
+            elif state in (BotState.PAUSED, BotState.RETIRED):
                 new_state, hold, detail = state, "operator", f"{state} by the operator: {reason}"
             else:
                 raise StoreError("INVALID_ARGUMENT", "state must be PAUSED, ACTIVE or RETIRED")
@@ -887,9 +902,9 @@ class Store:
                 bot, displayed_rating(mu, sigma), sigma, scheduled + in_flight[bot], owner, address
             )
             for bot, state, mu, sigma, scheduled, owner, address in rows
-            if state == "active" and mu is not None
+            if state == BotState.ACTIVE and mu is not None
         ]
-        gone = [bot for bot, state, *_ in rows if state != "active"]
+        gone = [bot for bot, state, *_ in rows if state != BotState.ACTIVE]
         return EntrantChanges(active, gone, next_since)
 
     def count_entrants(self, ladder_id: str, search: str = "") -> int:
@@ -1057,7 +1072,7 @@ class Store:
                 return False
             lock = " FOR UPDATE" if tx.dialect == "postgres" else ""
             state = tx.one(f"SELECT state FROM bots WHERE bot_id = ?{lock}", (bot_id,))
-            if state is None or state[0] != "validating" or self._has_validation(tx, bot_id):
+            if state is None or state[0] != BotState.VALIDATING or self._has_validation(tx, bot_id):
                 return False
             self._insert_set(tx, None, "validation", planned)
         return True
@@ -1551,7 +1566,7 @@ class Store:
             if bot_id == HOUSE_RANDOM:
                 continue
             bot = self._bot(tx, bot_id)
-            if bot.state != "validating":
+            if bot.state != BotState.VALIDATING:
                 continue
             faults = [m for m in record.moves if m.seat == seat and m.fault]
             if record.status != record_pb2.MATCH_STATUS_COMPLETED or faults:

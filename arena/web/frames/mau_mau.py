@@ -15,8 +15,7 @@ from arena.web.frames.common import (
     suit_letter,
 )
 from referee.games.bits import set_bits
-from referee.games.mau_mau import MauMauObservation
-from referee.games.mau_mau.rules import FINE
+from referee.games.mau_mau import FINE, MauMauObservation
 
 PILE_SHOWN = 5
 """How many of the pile's top cards are drawn (the top one is the card to match)."""

@@ -22,7 +22,7 @@ from referee.codec.wire import (
     varint,
 )
 from referee.games.bits import set_bits
-from referee.games.mau_mau.rules import (
+from referee.games.mau_mau.view import (
     ANNOUNCE_SHIFT,
     DRAW,
     LAST_CARD,

@@ -2,11 +2,13 @@
 
 from referee.games.entry import GameEntry
 from referee.games.mau_mau.codec import MauMauCodec
+from referee.games.mau_mau.positions import position_of
 from referee.games.mau_mau.rules import MauMauState
 
 ENTRY = GameEntry(
     state_class=MauMauState,
     codec=MauMauCodec,
     demo_seats=4,
+    position_of=position_of,
     short_options={"target": 100},
 )

@@ -47,8 +47,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
 
 from referee.games.api import (
     GameType,
@@ -62,6 +60,18 @@ from referee.games.api import (
 )
 from referee.games.bits import set_bits
 from referee.games.cards import Rank, StandardDeck, Suit
+from referee.games.mau_mau.view import (
+    ANNOUNCE_SHIFT,
+    DRAW,
+    LAST_CARD,
+    PASS,
+    SECOND_JACK_SHIFT,
+    DealResult,
+    PenaltyCache,
+    TableCache,
+    action_cards,
+    observe,
+)
 
 HAND_SIZE = 7
 """Cards dealt to each seat ("Cada jogador receberá 07 cartas")."""
@@ -71,17 +81,6 @@ FINE = 50
 
 FORGOT_LAST_CARD_DRAW = 5
 """Cards drawn for discarding down to one card without announcing it."""
-
-DRAW = 52
-"""Action: no legal discard, so draw one card (and be fined)."""
-
-PASS = 53
-"""Action (draw_then_may_play only): keep the playable card just drawn and end the turn."""
-
-ANNOUNCE_SHIFT = 6
-SECOND_JACK_SHIFT = 9
-LAST_CARD = 1 << 12
-"""Action flag: the "last card" announcement."""
 
 CANNOT_DISCARD_RULES = ("draw_and_end_turn", "draw_then_may_play", "barred_for_deal")
 SCORING_MODES = ("negative", "positive")
@@ -200,26 +199,6 @@ def playable_after_jack(announced: int) -> int:
     return _SUIT_MASKS[announced - 1] | JACKS if announced else _ALL
 
 
-def discard_action(
-    card: int, announce: int = 0, second_jack: int | None = None, last_card: bool = False
-) -> int:
-    """The action id of a discard (``announce`` and the second Jack's suit as ``Suit`` values)."""
-    action = card | announce << ANNOUNCE_SHIFT
-    if second_jack is not None:
-        first, second = sorted((card, second_jack))
-        action = first | announce << ANNOUNCE_SHIFT | (second // 13 + 1) << SECOND_JACK_SHIFT
-    return action | LAST_CARD if last_card else action
-
-
-def action_cards(action: int) -> tuple[int, ...]:
-    """The card ids an action discards (empty for DRAW and PASS)."""
-    if action in (DRAW, PASS):
-        return ()
-    first = action & 63
-    second = action >> SECOND_JACK_SHIFT & 7
-    return (first,) if not second else (first, 13 * (second - 1) + _JACK)
-
-
 def _with_flag(actions: list[int], action: int, flag: bool) -> None:
     actions.append(action)
     if flag:
@@ -314,79 +293,40 @@ _new = tuple.__new__
 # -- results and views ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DealResult:
-    """How one finished deal went."""
-
-    deal_number: int
-    dealer: int
-    start_card: int
-    winner: int
-    final_jacks: int
-    multiplier: int
-    hand_points: tuple[int, ...]
-    fines: tuple[int, ...]
-    points: tuple[int, ...]
-    tallies: tuple[int, ...]
-
-
-class MauMauTable(NamedTuple):
-    """What every seat sees that changes only when a deal starts or ends, a Queen reverses
-    the direction or a drawn card may be played: one object shared by all observations until
-    then, so the codec encodes it once."""
-
-    num_seats: int
-    scoring: str
-    target: int
-    cannot_discard: str
-    jack_wild: bool
-    deal_number: int
-    dealer: int
-    clockwise: bool
-    playing_drawn_card: bool
-    start_card: int
-    tallies: tuple[int, ...]
-    previous_deals: tuple[DealResult, ...]
-
-
-class MauMauObservation(NamedTuple):
-    """What one seat sees: its own hand, hand sizes of the others, the pile; never the stock."""
-
-    seat: int
-    table: MauMauTable
-    hand: int
-    """The seat's cards as a bitmask of card ids (``set_bits`` lists them)."""
-    hand_sizes: tuple[int, ...]
-    fines: tuple[int, ...]
-    """Each seat's fines this deal (the same tuple until a seat is fined)."""
-    barred: tuple[bool, ...]
-    """Each seat's bar (option barred_for_deal; the same tuple until it changes)."""
-    discard_pile: tuple[int, ...]
-    """Oldest first; the last card is the one to match."""
-    stock_size: int
-    announced_suit: int
-    any_card: bool
-    drawn_card: int | None
-    """The card just drawn, to the seat that may play it; None otherwise."""
-
-
 class MauMauState(State):
     """A whole game of Mau-Mau, from the first deal to the target."""
 
     game_type = MAU_MAU
 
-    _table_cache: MauMauTable | None = None
-    """The observations' shared ``table``, built by ``observe`` when missing and dropped
-    wherever one of its fields changes: a deal's end (which deals the next one), a Queen, a
-    drawn card becoming playable (``_stuck``), played or kept."""
-    _penalties_cache: tuple[tuple[int, ...], tuple[bool, ...]] | None = None
-    """The observations' ``fines`` and ``barred``, built by ``observe`` when missing and
-    dropped when they change: a fine or bar (``_stuck``), a new deal (``_deal``)."""
+    table_changes = 0
+    """Bumped wherever a field of the observations' shared ``table`` changes: a deal's end
+    (which deals the next one), a Queen, a drawn card becoming playable (``_stuck``), played
+    or kept. The view's cache is keyed on it."""
+    penalty_changes = 0
+    """Bumped when ``fines`` or ``barred`` change: a fine or bar (``_stuck``), a new deal."""
+    view_table_cache: TableCache | None = None
+    view_penalty_cache: PenaltyCache | None = None
+    """The view's (``view.observe``); the rules never read them."""
+
+    observe = observe
 
     def __init__(
         self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
     ) -> None:
-        super().__init__(num_seats, options, rng)
+        self._configure(num_seats, options, rng)
+        self.tallies = [0] * num_seats
+        self.previous_deals: list[DealResult] = []
+        self.reshuffles = 0
+        self.first_dealer = rng.randrange(num_seats)
+        self.deal_number = 0
+        self.dealer = self.first_dealer - 1
+        self._deal()
+
+    def _configure(
+        self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
+    ) -> None:
+        """What the options decide, for a new game and for a position (``positions``)."""
+        State.__init__(self, num_seats, options, rng)
         if options["seat_range"] == "3-6" and num_seats < 3:
             raise InvalidOptionsError("with seat_range 3-6 Mau-Mau seats 3 to 6 players")
         self.jack_wild = bool(options["jack_wild"])
@@ -398,13 +338,6 @@ class MauMauState(State):
         self._after_card = _AFTER_CARD[self.jack_wild]
         # Jacks are always playable when wild; otherwise the Jacks held join the legal-moves key.
         self._jack_key = 0 if self.jack_wild else JACKS
-        self.tallies = [0] * num_seats
-        self.previous_deals: list[DealResult] = []
-        self.reshuffles = 0
-        self.first_dealer = rng.randrange(num_seats)
-        self.deal_number = 0
-        self.dealer = self.first_dealer - 1
-        self._deal()
 
     # -- the flow of a deal -------------------------------------------------------------------
 
@@ -429,7 +362,7 @@ class MauMauState(State):
         self.direction = 1
         self.fines = [0] * n
         self.barred = [False] * n
-        self._penalties_cache = None
+        self.penalty_changes += 1
         self.drawn: int | None = None
         self.to_act = (self.dealer + 1) % n
         self._legal: tuple[int, ...] | None = None
@@ -522,12 +455,12 @@ class MauMauState(State):
             return
         if action == PASS:
             self.drawn = None
-            self._table_cache = None
+            self.table_changes += 1
             self.to_act = (seat + self.direction) % n
             return
         if self.drawn is not None:
             self.drawn = None
-            self._table_cache = None
+            self.table_changes += 1
         card = action & 63
         second = action >> SECOND_JACK_SHIFT & 7
         counts = self.counts
@@ -567,12 +500,12 @@ class MauMauState(State):
             self.to_act = (seat + 2 * d) % n
         else:  # a Queen: the direction reverses
             self.direction = -d
-            self._table_cache = None
+            self.table_changes += 1
             self.to_act = (seat - d) % n
 
     def _stuck(self, seat: int) -> None:
         self.fines[seat] += 1
-        self._penalties_cache = None
+        self.penalty_changes += 1
         card = self._draw(seat, 1)
         if self.bars:
             self.barred[seat] = True
@@ -580,7 +513,7 @@ class MauMauState(State):
                 self.barred = [False] * self.num_seats
         if self.may_play_drawn and card is not None and self.playable >> card & 1:
             self.drawn = card
-            self._table_cache = None
+            self.table_changes += 1
             return
         self.to_act = (seat + self.direction) % self.num_seats
 
@@ -598,7 +531,7 @@ class MauMauState(State):
             points = tuple(won if s == winner else 0 for s in range(n))
         for s in range(n):
             self.tallies[s] += points[s]
-        self._table_cache = None
+        self.table_changes += 1
         self.previous_deals.append(
             DealResult(
                 deal_number=self.deal_number,
@@ -631,46 +564,6 @@ class MauMauState(State):
 
     def lower_score_wins(self) -> bool:
         return self.negative
-
-    def observe(self, seat: int) -> MauMauObservation:
-        table = self._table_cache
-        if table is None:
-            table = self._table_cache = _new(
-                MauMauTable,
-                (
-                    self.num_seats,  # num_seats
-                    "negative" if self.negative else "positive",  # scoring
-                    self.target,  # target
-                    self.cannot_discard,  # cannot_discard
-                    self.jack_wild,  # jack_wild
-                    self.deal_number,  # deal_number
-                    self.dealer,  # dealer
-                    self.direction == 1,  # clockwise
-                    self.drawn is not None,  # playing_drawn_card
-                    self.start_card,  # start_card
-                    tuple(self.tallies),  # tallies
-                    tuple(self.previous_deals),  # previous_deals
-                ),
-            )
-        penalties = self._penalties_cache
-        if penalties is None:
-            penalties = self._penalties_cache = (tuple(self.fines), tuple(self.barred))
-        return _new(
-            MauMauObservation,
-            (
-                seat,  # seat
-                table,  # table
-                self.hands[seat],  # hand
-                tuple(self.counts),  # hand_sizes
-                penalties[0],  # fines
-                penalties[1],  # barred
-                self.pile,  # discard_pile
-                len(self.stock),  # stock_size
-                self.announced,  # announced_suit
-                self.playable == _ALL,  # any_card
-                self.drawn if seat == self.to_act else None,  # drawn_card
-            ),
-        )
 
     def describe_action(self, action: int) -> str:
         if action == DRAW:
