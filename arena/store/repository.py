@@ -888,14 +888,17 @@ class Store:
         with self.db.transaction() as tx:
             # Entries are ranked (and paged) alone, then joined: only the lines shown are
             # joined to their bots and owners, except that a search reads every name.
-            if search:
+            if search:  # the matching bots first (one pass over the names), then ranked
                 where, params = _search_filter(search)
                 rows = tx.all(
-                    f"SELECT {_STANDING_COLUMNS}, e.position FROM (SELECT *, ROW_NUMBER() OVER "
-                    "(ORDER BY mu - 3 * sigma DESC, bot_id) AS position FROM entries "
-                    f"WHERE ladder_id = ?) e {_STANDING_JOINS} WHERE TRUE{where} "
-                    f"ORDER BY e.position{page}",
-                    (ladder_id, *params),
+                    "WITH found AS (SELECT b.bot_id FROM bots b JOIN owners o "
+                    f"ON o.owner_id = b.owner_id WHERE TRUE{where}), ranked AS (SELECT bot_id, "
+                    "ROW_NUMBER() OVER (ORDER BY mu - 3 * sigma DESC, bot_id) AS position "
+                    f"FROM entries WHERE ladder_id = ?) SELECT {_STANDING_COLUMNS}, r.position "
+                    "FROM ranked r JOIN found f ON f.bot_id = r.bot_id JOIN entries e "
+                    f"ON e.ladder_id = ? AND e.bot_id = r.bot_id {_STANDING_JOINS} "
+                    f"ORDER BY r.position{page}",
+                    (*params, ladder_id, ladder_id),
                 )
             else:
                 rows = tx.all(

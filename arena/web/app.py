@@ -182,19 +182,18 @@ class WebApp:
 
     async def match(self, request: Request) -> str:
         match_id = request.path_params["match_id"]
+        listed = await self.calls.listed_match(match_id)
+        names = await self.ladder_names()
+        ladder = names.get(listed.ladder_id, listed.kind)
+        if listed.phase == pb.MATCH_PHASE_PLAYING:
+            return pages.match_page(match_id, None, listed, ladder)
         try:
             record = (await self.calls.record(match_id)).record
-            return pages.match_page(match_id, record, None, "")
         except ApiError as error:
-            if error.code == grpc.StatusCode.FAILED_PRECONDITION:
-                return pages.match_page(match_id, None, None, "", refusal=error.detail)
-            if error.code != grpc.StatusCode.NOT_FOUND:
+            if error.code != grpc.StatusCode.FAILED_PRECONDITION:
                 raise
-        live = [m for m in await self.live_matches() if m.match_id == match_id]
-        if not live:
-            raise ApiError(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} finished or in play")
-        names = await self.ladder_names()
-        return pages.match_page(match_id, None, live[0], names.get(live[0].ladder_id, ""))
+            return pages.match_page(match_id, None, listed, ladder, refusal=error.detail)
+        return pages.match_page(match_id, record, listed, ladder)
 
     async def live(self, request: Request) -> str:
         return pages.live_page(await self.live_matches(), await self.ladder_names())
