@@ -7,45 +7,30 @@ import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from arena.cli_args import OneLineParser, count, parse_options, positive
+from arena.cli_bots import add_commands as add_bot_commands
 from arena.cli_matches import add_commands as add_match_commands
 from arena.cli_service import add_commands
 from arena.demo import cmd_demo
+from arena.local_bots import stops_started_on_signal
 from arena.play import add_command as add_play_command
 from arena.render import games_table, moves_table, result_table
 from botkit.tls import ClientTls, TlsConfigError
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
 from referee.bot_client import BotPool
-from referee.games.api import Game, GameType, OptionValue, RulesError
+from referee.games.api import Game, RulesError
 from referee.games.registry import STATE_CLASSES, game_types, make_game
 from referee.match import DefaultAction, FaultPolicy, Match, MoveLog, TimeControl
 from referee.replay import resimulate
 from referee.runner import MatchSpec, play_match
 
 console = Console()
-
-
-def parse_options(game_type: GameType, pairs: Sequence[str]) -> dict[str, OptionValue]:
-    """``["scoring=negative", …]`` typed by each option's default."""
-    specs = {spec.name: spec for spec in game_type.options}
-    options: dict[str, OptionValue] = {}
-    for pair in pairs:
-        name, sep, text = pair.partition("=")
-        if not sep or name not in specs:
-            known = ", ".join(specs) or "none"
-            raise SystemExit(f"bad --option {pair!r}: expected NAME=VALUE with NAME one of {known}")
-        default = specs[name].default
-        if isinstance(default, bool):
-            options[name] = text.lower() in ("1", "true", "yes", "on")
-        elif isinstance(default, int):
-            options[name] = int(text)
-        else:
-            options[name] = text
-    return options
 
 
 def _time_control(args: argparse.Namespace) -> TimeControl:
@@ -170,8 +155,12 @@ def cmd_games(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``arena`` argument parser."""
-    parser = argparse.ArgumentParser(prog="arena", description="Card Arena: bots play card games.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = OneLineParser(prog="arena", description="Card Arena: bots play card games.")
+    # Every subcommand's parser is a OneLineParser too (argparse makes them of the parent's class).
+    commands = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True),
+    )
 
     match = commands.add_parser("match", help="play one match between bots at gRPC addresses")
     match.add_argument("game", choices=sorted(STATE_CLASSES))
@@ -181,10 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--seed", type=int, default=1)
     match.add_argument("--option", action="append", default=[], help="NAME=VALUE house rule")
     match.add_argument("--record", type=Path, help="write the match record here")
-    match.add_argument("--move-time-ms", type=int, default=1000)
-    match.add_argument("--time-bank-ms", type=int, default=10_000)
-    match.add_argument("--first-move-time-ms", type=int, default=None)
-    match.add_argument("--max-faults", type=int, default=5, help="faults that forfeit (0: never)")
+    match.add_argument("--move-time-ms", type=positive, default=1000)
+    match.add_argument("--time-bank-ms", type=count, default=10_000)
+    match.add_argument("--first-move-time-ms", type=positive, default=None)
+    match.add_argument("--max-faults", type=count, default=5, help="faults that forfeit (0: never)")
     match.add_argument(
         "--default-action", choices=[d.value for d in DefaultAction], default="random"
     )
@@ -207,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(commands)
     add_match_commands(commands)
+    add_bot_commands(commands)
     add_play_command(commands)
 
     demo = commands.add_parser(
@@ -218,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=sorted(STATE_CLASSES),
         help="only these games (repeatable); default: every game",
     )
-    demo.add_argument("--matches", type=int, default=12, help="matches per ladder")
+    demo.add_argument("--matches", type=positive, default=12, help="matches per ladder")
     demo.add_argument("--seed", type=int, default=7)
     demo.add_argument(
         "--workdir",
@@ -236,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep the service, the bots and the web UI up after the standings (Ctrl-C ends)",
     )
-    demo.set_defaults(run=cmd_demo)
+    demo.set_defaults(run=stops_started_on_signal(cmd_demo))  # SIGTERM stops what it started
     return parser
 
 

@@ -69,7 +69,7 @@ def matches_table(matches: list[pb.ListedMatch], ladders: dict[str, str], title:
     table = Table(title=title)
     table.add_column("match", no_wrap=True, min_width=32)
     for column in ("ladder", "seats", "started", "finished"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     table.add_column("result", overflow="fold")
     for match in matches:
         ladder = ladders.get(match.ladder_id, match.ladder_id) if match.ladder_id else ""

@@ -15,6 +15,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from arena.cli_args import count as _count
+from arena.cli_args import game_type_of, parse_options, read_token_file, seconds_or_zero
+from arena.cli_args import positive as _positive
+from arena.cli_args import positive_float as _positive_float
 from arena.client import ArenaClient
 from arena.endpoint_guard import GuardPolicy, parse_networks
 from arena.ladder import ArenaConfig
@@ -47,7 +51,7 @@ STATE_NAMES = {
 
 def _admin_token(args: argparse.Namespace) -> str:
     if getattr(args, "admin_token_file", None):
-        return Path(args.admin_token_file).read_text().strip()
+        return read_token_file(args.admin_token_file)
     return os.environ.get("ARENA_ADMIN_TOKEN", "")
 
 
@@ -170,7 +174,7 @@ def cmd_health(args: argparse.Namespace) -> int:
 def _client(args: argparse.Namespace) -> ArenaClient:
     token = args.token or os.environ.get("ARENA_TOKEN")
     if getattr(args, "token_file", None):
-        token = Path(args.token_file).read_text().strip()
+        token = read_token_file(args.token_file)
     return _new_client(args.server, token, args)
 
 
@@ -226,7 +230,7 @@ def cmd_ladders(args: argparse.Namespace) -> int:
         return _fail(error)
     table = Table(title="ladders")
     for column in ("id", "name", "game", "seats", "bots", "matches"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for ladder in ladders:
         config = ladder.config
         table.add_row(
@@ -267,7 +271,11 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
         "faults/100",
         "state",
     ):
-        table.add_column(column, justify="left" if column in ("bot", "owner", "state") else "right")
+        table.add_column(  # names wrap, never cut: overflow="fold"
+            column,
+            justify="left" if column in ("bot", "owner", "state") else "right",
+            overflow="fold",
+        )
     for standing in response.standings:
         table.add_row(
             str(standing.position),
@@ -284,31 +292,6 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
     return table
 
 
-def _count(text: str) -> int:
-    """A command-line count: a whole number, 0 or more."""
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return int(text)
-
-
-def _positive(text: str) -> int:
-    """A command-line count of at least 1."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return int(text)
-
-
-def _positive_float(text: str) -> float:
-    """A command-line number of seconds above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
-    return value
-
-
 def cmd_standings(args: argparse.Namespace) -> int:
     """Print a ladder's standings."""
     try:
@@ -317,47 +300,6 @@ def cmd_standings(args: argparse.Namespace) -> int:
     except grpc.RpcError as error:
         return _fail(error)
     console.print(standings_table(response))
-    return 0
-
-
-def bot_lines(profile: pb.GetBotProfileResponse) -> list[str]:
-    """A bot's profile in lines: what the server showed this caller (its endpoint and the full
-    state detail only with the owner's or the admin's token)."""
-    bot = profile.bot
-    state = STATE_NAMES[bot.state] + (f": {bot.state_detail}" if bot.state_detail else "")
-    lines = [f"{bot.bot_id}  {bot.owner}/{bot.name} {bot.version}  ({bot.game})", f"state: {state}"]
-    if bot.endpoint:
-        lines.append(f"endpoint: {bot.endpoint}")
-    lines.append(f"moves: {profile.moves}")
-    if profile.faults:
-        faults = ", ".join(f"{kind} {count}" for kind, count in sorted(profile.faults.items()))
-        lines.append(f"faults: {faults}")
-    if profile.rating_history:
-        last = profile.rating_history[-1]
-        lines.append(f"rating: {last.rating:.2f} (μ {last.mu:.2f}, σ {last.sigma:.2f})")
-    if profile.latency_p50_ms:
-        lines.append(
-            f"answer time: median {profile.latency_p50_ms:.1f} ms, "
-            f"p95 {profile.latency_p95_ms:.1f} ms"
-        )
-    for match in profile.recent_matches:
-        result = "withheld" if match.withheld else f"rank {match.rank}, score {match.score}"
-        lines.append(
-            f"  match {match.match_id[:12]} {match.ladder_id or 'validation'}: seat "
-            f"{match.seat}, {result}, {match.faults} fault(s)"
-        )
-    return lines
-
-
-def cmd_bot(args: argparse.Namespace) -> int:
-    """Print a bot's profile (its endpoint and full state detail with its owner's token)."""
-    try:
-        request = pb.GetBotProfileRequest(bot_id=args.bot_id, recent_matches=args.recent)
-        profile = _client(args).call("GetBotProfile", request)
-    except grpc.RpcError as error:
-        return _fail(error)
-    for line in bot_lines(profile):
-        _say(line)
     return 0
 
 
@@ -382,11 +324,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def cmd_create_ladder(args: argparse.Namespace) -> int:
     """Create a ladder (admin token)."""
-    from arena.cli import parse_options
     from referee.codec.common import option_value
-    from referee.games.registry import STATE_CLASSES
 
-    game_type = STATE_CLASSES[args.game].game_type
+    game_type = game_type_of(args.game)
     settings = options_pb2.GameSettings(game=args.game, num_seats=args.seats or game_type.min_seats)
     for name, value in parse_options(game_type, args.option).items():
         settings.options[name].CopyFrom(option_value(value))
@@ -680,7 +620,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="this process's registration lease, renewed every quarter of it: its matches "
         "are taken over within this plus 2 s of its death",
     )
-    serve_parser.add_argument("--workers", type=int, default=16, help="matches played at once")
+    serve_parser.add_argument(
+        "--workers", type=_positive, default=16, help="matches played at once"
+    )
     serve_parser.add_argument(
         "--validation-workers",
         type=_positive,
@@ -688,8 +630,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="validation matches played at once, at most (default: a quarter of --workers, "
         "at least 1): registrations cannot hold up the ladders",
     )
-    serve_parser.add_argument("--health-interval-s", type=float, default=30.0)
-    serve_parser.add_argument("--shutdown-grace-s", type=float, default=10.0)
+    serve_parser.add_argument("--health-interval-s", type=_positive_float, default=30.0)
+    serve_parser.add_argument("--shutdown-grace-s", type=seconds_or_zero, default=10.0)
     serve_parser.add_argument(
         "--max-match-failures",
         type=_positive,
@@ -736,23 +678,19 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     standings.add_argument("--top", type=_count, default=0, help="show this many (default: all)")
     standings.add_argument("--skip", type=_count, default=0, help="start below the best SKIP")
     standings.set_defaults(run=cmd_standings)
-    bot = client_parser("bot", "a bot's profile (endpoint and full detail: owner's token)")
-    bot.add_argument("bot_id")
-    bot.add_argument("--recent", type=_count, default=10, help="recent matches shown")
-    bot.set_defaults(run=cmd_bot)
     watch = client_parser("watch", "follow a match live")
     watch.add_argument("match_id")
     watch.set_defaults(run=cmd_watch)
     create = client_parser("create-ladder", "create a ladder (admin token)")
     create.add_argument("name")
     create.add_argument("--game", required=True)
-    create.add_argument("--seats", type=int, default=0, help="default: the game's fewest")
+    create.add_argument("--seats", type=_count, default=0, help="default: the game's fewest")
     create.add_argument("--option", action="append", default=[], help="NAME=VALUE house rule")
-    create.add_argument("--move-time-ms", type=int, default=1000)
-    create.add_argument("--time-bank-ms", type=int, default=10_000)
-    create.add_argument("--max-faults", type=int, default=5)
+    create.add_argument("--move-time-ms", type=_positive, default=1000)
+    create.add_argument("--time-bank-ms", type=_count, default=10_000)
+    create.add_argument("--max-faults", type=_count, default=5)
     create.add_argument("--duplicate", action="store_true", help="duplicate deals")
-    create.add_argument("--concurrency", type=int, default=4, help="matches at once")
+    create.add_argument("--concurrency", type=_positive, default=4, help="matches at once")
     create.add_argument(
         "--max-matches-per-bot",
         type=_count,

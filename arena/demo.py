@@ -26,12 +26,10 @@ from arena.client import ArenaClient
 from arena.local_bots import BotProcess, arena_serve_command, start_many, start_server, stop_bot
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
-from referee.games.registry import STATE_CLASSES
+from referee.games.registry import ENTRIES, GAMES
 from sample_bots.serve import BOTS
 
 console = Console(width=None if sys.stdout.isatty() else 110)
-
-DEMO_SEATS = {"oh-hell": 4, "mau-mau": 4, "king": 4, "pinochle": 2, "klaberjass": 2}
 
 
 def lineup(game: str, seats: int) -> list[str]:
@@ -66,7 +64,7 @@ def run_demo(
     service = start_server("arena", command, stderr=log.fileno())
     processes: list[BotProcess] = []
     try:
-        plan = {game: lineup(game, DEMO_SEATS.get(game, 2)) for game in games}
+        plan = {game: lineup(game, ENTRIES[game].demo_seats) for game in games}
         kinds = [kind for game in games for kind in plan[game]]
         console.print(f"Starting {len(kinds)} sample bots, each its own gRPC server process…")
         processes = start_many(kinds, seed)
@@ -97,7 +95,7 @@ def run_demo(
                     config=pb.LadderConfig(
                         name=f"{game}-demo",
                         settings=options_pb2.GameSettings(
-                            game=game, num_seats=DEMO_SEATS.get(game, 2)
+                            game=game, num_seats=ENTRIES[game].demo_seats
                         ),
                         move_time_ms=2000,
                         time_bank_ms=10_000,
@@ -206,7 +204,7 @@ def _follow(client: ArenaClient, games: Sequence[str], matches: int) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Entry point of ``arena demo``."""
-    games = args.game or [g for g in DEMO_SEATS if g in STATE_CLASSES]
+    games = args.game or [entry.name for entry in GAMES]
     web = DemoWeb(args.web_listen, args.keep_serving)
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)

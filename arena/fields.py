@@ -94,6 +94,13 @@ def identifier(field: str, value: str, *, required: bool = True) -> str | None:
     return text(field, value, ID_CHARS)
 
 
+def bot_reference(field: str, value: str, *, required: bool = True) -> str | None:
+    """A bot's id, or ``OWNER/NAME`` (two names and a slash)."""
+    if required and not value:
+        return f"{field} is required"
+    return text(field, value, 2 * ID_CHARS + 1)
+
+
 def whole(field: str, value: int, low: int, high: int) -> str | None:
     """A number in ``low..high``."""
     if low <= value <= high:

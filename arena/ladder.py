@@ -41,9 +41,8 @@ from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import record_pb2
 from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool, CallResult, Refused
-from referee.codec.common import options_from_wire
 from referee.codec.watch import public_move_event
-from referee.games.registry import STATE_CLASSES, make_game
+from referee.games.registry import STATE_CLASSES, game_from_settings, make_game
 from referee.match import FaultPolicy, Match, MoveLog, TimeControl
 from referee.metrics import LEASE_KINDS, Metrics
 from referee.runner import MatchSpec, PlayedMatch, announce_end, play_unannounced
@@ -639,9 +638,7 @@ class Arena:
         if config is None:  # new since the last scheduling tick, or this process schedules none
             config = (await self.db(self.store.ladder, claim.ladder_id)).config
             self._ladders[claim.ladder_id] = config  # a ladder's config never changes
-        game = make_game(
-            config.settings.game, len(claim.seats), options_from_wire(config.settings.options)
-        )
+        game = game_from_settings(config.settings, len(claim.seats))
         return MatchSpec(
             game,
             endpoints,

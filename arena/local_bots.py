@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
 import selectors
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import wraps
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import Any, TypeVar
 
 STARTUP_TIMEOUT_S = 30.0
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that end a command which started processes; each of them is stopped first."""
+
+T = TypeVar("T")
+
+_started: set[subprocess.Popen[str]] = set()
+"""The processes started here and not yet stopped (``stop_bot`` removes them)."""
 
 
 @dataclass
@@ -55,7 +66,7 @@ def start_many(kinds: Sequence[str], seed: int | None = None) -> list[BotProcess
 def _spawn(
     command: Sequence[str], cwd: str | None = None, stderr: int | None = None
 ) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    process = subprocess.Popen(
         list(command),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL if stderr is None else stderr,
@@ -63,6 +74,49 @@ def _spawn(
         bufsize=1,
         cwd=cwd,
     )
+    _started.add(process)
+    return process
+
+
+def terminate_started() -> None:
+    """Send SIGTERM to every process started here that is still running (without waiting)."""
+    for process in list(_started):
+        if process.poll() is None:
+            process.terminate()
+
+
+@contextlib.contextmanager
+def stopped_on_signal() -> Iterator[None]:
+    """Within: SIGTERM or SIGHUP first terminates every process started here, then raises
+    ``KeyboardInterrupt`` so the caller's clean-up runs as on Ctrl-C (trio code that runs
+    meanwhile takes the signals with its own receiver: ``arena play``). Without it such a signal
+    would end this process at once and leave the service and the bots it started running.
+    Main thread only (where Python runs signal handlers)."""
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        for stop in STOP_SIGNALS:  # the clean-up that follows is not interrupted again
+            signal.signal(stop, signal.SIG_IGN)
+        terminate_started()
+        raise KeyboardInterrupt
+
+    previous = {stop: signal.signal(stop, on_signal) for stop in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for stop, handler in previous.items():
+            signal.signal(stop, handler)
+
+
+def stops_started_on_signal(command: Callable[..., T]) -> Callable[..., T]:
+    """``command`` run within ``stopped_on_signal``: for the commands that start processes
+    (``arena demo``, ``arena play``)."""
+
+    @wraps(command)
+    def run(*args: Any, **kwargs: Any) -> T:
+        with stopped_on_signal():
+            return command(*args, **kwargs)
+
+    return run
 
 
 def start_server(
@@ -144,3 +198,4 @@ def stop_bot(process: subprocess.Popen[Any], grace_s: float = 5.0) -> None:
             process.wait()
     if process.stdout is not None:
         process.stdout.close()
+    _started.discard(process)

@@ -20,11 +20,19 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arena.local_bots import start_many, stop_bot
+from arena.cli_args import count, positive
+from arena.local_bots import (
+    STOP_SIGNALS,
+    start_many,
+    stop_bot,
+    stops_started_on_signal,
+    terminate_started,
+)
+from arena.render import STATUS_NAMES, literal
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
 from referee.bot_client import BotPool
-from referee.codec.record import fault_name
+from referee.codec.summaries import fault_name
 from referee.games.api import Game, RulesError
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, TimeControl
@@ -79,11 +87,30 @@ def cmd_play(args: argparse.Namespace) -> int:
         if m.seat == seat and m.fault
     )
     console.print(f"match records: {args.records}/  (arena record FILE --moves; arena replay FILE)")
+    unfinished = unfinished_matches([record for record, _ in mine])
+    for line in unfinished:
+        console.print(literal(line, "red"))
     if faults:
         console.print(f"[red]{name} faulted {sum(faults.values())} time(s):[/] {dict(faults)}")
+    if faults or unfinished:
         return 1
     console.print(f"[green]{name} played {len(mine)} matches without a fault[/]")
     return 0
+
+
+def unfinished_matches(records: list[record_pb2.MatchRecord]) -> list[str]:
+    """One line per way matches failed to finish (voided, aborted: a bot unreachable at the
+    start, say), with how many did; empty when every match was played to its end."""
+    reasons = Counter(
+        f"{STATUS_NAMES.get(record.status, 'unknown')}: {record.status_detail or 'no detail'}"
+        for record in records
+        if record.status
+        not in (record_pb2.MATCH_STATUS_COMPLETED, record_pb2.MATCH_STATUS_FORFEITED)
+    )
+    return [
+        f"{times} of {len(records)} matches not played: {reason}"
+        for reason, times in sorted(reasons.items())
+    ]
 
 
 def _play_all(
@@ -125,13 +152,30 @@ def _play_all(
 
             try:
                 async with trio.open_nursery() as nursery:
-                    for index in range(args.games):
-                        nursery.start_soon(one, index)
+                    nursery.start_soon(_cancel_on_signal, nursery.cancel_scope, signalled)
+                    async with trio.open_nursery() as matches:
+                        for index in range(args.games):
+                            matches.start_soon(one, index)
+                    nursery.cancel_scope.cancel()  # all played: stop listening for signals
             finally:
                 await pool.close()
 
+    signalled: list[int] = []
     aio_bridge.run(main)
+    if signalled:  # stopped by SIGTERM/SIGHUP: as Ctrl-C, once the matches are cancelled
+        raise KeyboardInterrupt
     return sorted(results, key=lambda item: item[0].match_id)
+
+
+async def _cancel_on_signal(scope: trio.CancelScope, signalled: list[int]) -> None:
+    """On SIGTERM or SIGHUP: stop the opponents, note the signal, cancel ``scope`` (the
+    matches). Trio's own receiver, so the cancellation is clean; the rest waits for it."""
+    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        async for signum in signals:
+            terminate_started()
+            signalled.append(signum)
+            scope.cancel()
+            return
 
 
 def _results_table(name: str, kind: str, mine: list[tuple[record_pb2.MatchRecord, int]]) -> Table:
@@ -178,11 +222,11 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     play.add_argument("--game", required=True, choices=sorted(STATE_CLASSES))
     play.add_argument("--bot", required=True, help="NAME=host:port of your bot")
     play.add_argument("--vs", default="heuristic", help="opponent: random, heuristic, search…")
-    play.add_argument("--games", type=int, default=20)
-    play.add_argument("--seats", type=int, default=0, help="default: the game's fewest seats")
+    play.add_argument("--games", type=positive, default=20)
+    play.add_argument("--seats", type=count, default=0, help="default: the game's fewest seats")
     play.add_argument("--seed", type=int, default=1)
-    play.add_argument("--parallel", type=int, default=4, help="matches at once")
-    play.add_argument("--move-time-ms", type=int, default=1000)
-    play.add_argument("--time-bank-ms", type=int, default=10_000)
+    play.add_argument("--parallel", type=positive, default=4, help="matches at once")
+    play.add_argument("--move-time-ms", type=positive, default=1000)
+    play.add_argument("--time-bank-ms", type=count, default=10_000)
     play.add_argument("--records", type=Path, default=Path("arena-records"))
-    play.set_defaults(run=cmd_play)
+    play.set_defaults(run=stops_started_on_signal(cmd_play))  # SIGTERM stops the opponents

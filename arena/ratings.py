@@ -15,6 +15,15 @@ from openskill.models import PlackettLuce
 MODEL = PlackettLuce()
 INITIAL_MU = MODEL.mu
 INITIAL_SIGMA = MODEL.sigma
+DISPLAY_SIGMAS = 3
+"""How many σ below μ the displayed (conservative) rating sits."""
+DISPLAY_SQL = f"e.mu - {DISPLAY_SIGMAS} * e.sigma"
+"""``displayed_rating`` of a ladder entry row ``e`` in SQL (standings sort by it)."""
+
+
+def displayed_rating(mu: float, sigma: float) -> float:
+    """The conservative rating shown in standings and used by matchmaking: μ − 3σ."""
+    return mu - DISPLAY_SIGMAS * sigma
 
 
 @dataclass(frozen=True)
@@ -27,7 +36,7 @@ class Rating:
     @property
     def display(self) -> float:
         """The conservative rating shown in standings: μ − 3σ."""
-        return self.mu - 3 * self.sigma
+        return displayed_rating(self.mu, self.sigma)
 
 
 def rate(ratings: Mapping[str, Rating], ranks: Mapping[str, int]) -> dict[str, Rating]:

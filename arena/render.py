@@ -14,11 +14,9 @@ from rich.table import Table
 from rich.text import Text
 
 from cardarena.game.v1 import record_pb2
-from referee.codec import codec_for
-from referee.codec.common import options_from_wire
-from referee.codec.record import fault_name, summaries_of
+from referee.codec.summaries import fault_name, summaries_of
 from referee.games.api import GameType
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, game_from_settings
 
 _SHOWN_AS_ESCAPES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
@@ -55,7 +53,11 @@ def result_table(record: record_pb2.MatchRecord) -> Table:
     )
     columns = ("seat", "bot", "endpoint", "score", "rank", "moves", "faults", "median ms", "p95 ms")
     for column in columns:
-        table.add_column(column, justify="right" if column not in ("bot", "endpoint") else "left")
+        table.add_column(
+            column,
+            justify="right" if column not in ("bot", "endpoint") else "left",
+            overflow="fold",  # names and addresses wrap, never cut
+        )
     summaries = summaries_of(record, len(record.seats))
     for seat in record.seats:
         summary = summaries[seat.seat] if seat.seat < len(summaries) else None
@@ -77,9 +79,7 @@ def result_table(record: record_pb2.MatchRecord) -> Table:
 
 def moves_table(record: record_pb2.MatchRecord) -> Table:
     """Every move: seat, action in words, time, fault."""
-    game = make_game(
-        record.settings.game, record.settings.num_seats, options_from_wire(record.settings.options)
-    )
+    game = game_from_settings(record.settings)
     codec = codec_for(game)
     state = game.new_state(record.seed)
     table = Table(title="moves")
@@ -102,7 +102,7 @@ def games_table(game_types: list[GameType]) -> Table:
     """Every game with its seats and options."""
     table = Table(title="games")
     for column in ("game", "seats", "option", "default", "accepts"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for game_type in game_types:
         seats = f"{game_type.min_seats}-{game_type.max_seats}"
         if not game_type.options:

@@ -44,9 +44,9 @@ from arena.store.repository import (
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
 from cardarena.game.v1 import record_pb2
-from referee.codec.common import game_description, option_value, options_from_wire
+from referee.codec.common import game_description, option_value
 from referee.games.api import RulesError
-from referee.games.registry import STATE_CLASSES, game_types, make_game
+from referee.games.registry import STATE_CLASSES, game_from_settings, game_types
 
 log = logging.getLogger("arena.service")
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -139,6 +139,12 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 trailing = ((RETRY_AFTER, str(seconds)),)
             await context.abort(grpc.StatusCode[error.code], str(error), trailing)
             raise AssertionError("abort returned") from None
+
+    async def _bot_id(self, context: Context, reference: str) -> str:
+        """The id of the bot a request names: its id, or ``OWNER/NAME``."""
+        if "/" not in reference:
+            return reference
+        return await self._call(context, self.store.bot_id_of, reference)
 
     def _is_admin(self, context: Context) -> bool:
         return is_admin_token(_token(context), self.admin_token)
@@ -245,7 +251,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     ) -> pb.UpdateBotResponse:
         await _require(
             context,
-            fields.identifier("bot_id", request.bot_id),
+            fields.bot_reference("bot_id", request.bot_id),
             fields.version(request.version),
             fields.endpoint_length(request.endpoint),
         )
@@ -255,7 +261,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         bot = await self._call(
             context,
             self.store.update_bot,
-            request.bot_id,
+            await self._bot_id(context, request.bot_id),
             _token(context),
             request.endpoint,
             request.version,
@@ -266,14 +272,18 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def SetBotState(
         self, request: pb.SetBotStateRequest, context: Context
     ) -> pb.SetBotStateResponse:
-        await _require(context, fields.identifier("bot_id", request.bot_id))
+        await _require(context, fields.bot_reference("bot_id", request.bot_id))
         state = STATE_NAMES.get(request.state)
         if state is None:
             await _abort(
                 context, grpc.StatusCode.INVALID_ARGUMENT, "state must be PAUSED, ACTIVE or RETIRED"
             )
         bot = await self._call(
-            context, self.store.set_bot_state, request.bot_id, _token(context), state
+            context,
+            self.store.set_bot_state,
+            await self._bot_id(context, request.bot_id),
+            _token(context),
+            state,
         )
         if state == "retired":  # its channel closes now (once no match holds it)
             self.arena.forget_endpoint(bot.endpoint)
@@ -291,11 +301,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             fields.options(config.settings.options),
         )
         try:
-            game = make_game(
-                config.settings.game,
-                config.settings.num_seats,
-                options_from_wire(config.settings.options),
-            )
+            game = game_from_settings(config.settings)
         except (RulesError, ValueError) as error:
             await _abort(
                 context, grpc.StatusCode.INVALID_ARGUMENT, f"settings: {fields.clipped(str(error))}"
@@ -352,9 +358,10 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
     async def GetBotProfile(
         self, request: pb.GetBotProfileRequest, context: Context
     ) -> pb.GetBotProfileResponse:
-        await _require(context, fields.identifier("bot_id", request.bot_id))
+        await _require(context, fields.bot_reference("bot_id", request.bot_id))
         recent = request.recent_matches or 20
-        profile = await self._call(context, self.store.profile, request.bot_id, min(recent, 500))
+        bot_id = await self._bot_id(context, request.bot_id)
+        profile = await self._call(context, self.store.profile, bot_id, min(recent, 500))
         return profile_view(profile, await self._viewer(context))
 
     async def GetMatchRecord(
@@ -371,7 +378,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         await _require(
             context,
             fields.identifier("ladder", request.ladder, required=False),
-            fields.identifier("bot_id", request.bot_id, required=False),
+            fields.bot_reference("bot_id", request.bot_id, required=False),
             fields.whole("page_size", request.page_size, 0, MAX_PAGE),
             fields.text("page_token", request.page_token, TOKEN_CHARS),
         )
@@ -380,9 +387,8 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             await _abort(
                 context, grpc.StatusCode.INVALID_ARGUMENT, "phase must be PLAYING or FINISHED"
             )
-        query = MatchQuery(
-            request.ladder, request.bot_id, phases, request.page_size, request.page_token
-        )
+        bot_id = await self._bot_id(context, request.bot_id)
+        query = MatchQuery(request.ladder, bot_id, phases, request.page_size, request.page_token)
         matches, token = await self._call(context, self.listings.matches, query)
         return pb.ListMatchesResponse(matches=matches, next_page_token=token)
 
@@ -583,7 +589,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         resume = state == "active"
         await _require(
             context,
-            fields.identifier("bot_id", request.bot_id),
+            fields.bot_reference("bot_id", request.bot_id),
             fields.text("reason", request.reason, fields.REASON_CHARS)
             if resume  # a reason is asked for taking a bot out, not for letting it back
             else fields.reason(request.reason),
@@ -594,7 +600,11 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             )
         reason = request.reason or ("released" if resume else "")
         bot = await self._call(
-            context, self.store.admin_set_bot_state, request.bot_id, state, reason
+            context,
+            self.store.admin_set_bot_state,
+            await self._bot_id(context, request.bot_id),
+            state,
+            reason,
         )
         return pb.AdminSetBotStateResponse(bot=bot.to_proto())
 

@@ -38,11 +38,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.engine import CHOICES, WHOLE_GAME_OPTIONS, measure
-from referee.codec import codec_for
 from referee.codec.common import game_settings
 from referee.codec.requests import RequestEncoder, choose_action_request
 from referee.games.api import Game
-from referee.games.registry import game_types, make_game
+from referee.games.registry import codec_for, game_types, make_game
 from referee.match import Match
 
 TARGET_US = 10.0

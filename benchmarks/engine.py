@@ -50,18 +50,15 @@ from referee.games.pinochle.rules import (
     TRICKS_PER_HAND,
     PinochleState,
 )
-from referee.games.registry import game_types, make_game
+from referee.games.registry import GAMES, game_types, make_game
 
 _CHOICE_RNG = random.Random(0)
 CHOICES = [_CHOICE_RNG.getrandbits(30) for _ in range(1 << 16)]
 """Pre-drawn random numbers, so the random player's own draws cost almost nothing."""
 
 
-WHOLE_GAME_OPTIONS: dict[str, list[dict[str, object]]] = {
-    # Random players declare out within a few moves, so default Pinochle games are mostly set-up;
-    # without declaring out the same figure covers whole games of card play and melds.
-    "pinochle": [{"declare_out": "disabled"}],
-}
+WHOLE_GAME_OPTIONS = {entry.name: entry.whole_game_options for entry in GAMES}
+"""Option sets measured besides the defaults, as each game registers them."""
 
 
 def baseline_hand(rng: random.Random) -> int:
@@ -278,7 +275,8 @@ def main() -> None:
         seats = sorted({game_type.min_seats, min(4, game_type.max_seats), game_type.max_seats})
         configs: list[tuple[int, dict[str, object]]] = [(n, {}) for n in seats]
         configs += [
-            (game_type.min_seats, extra) for extra in WHOLE_GAME_OPTIONS.get(game_type.name, ())
+            (game_type.min_seats, dict(extra))
+            for extra in WHOLE_GAME_OPTIONS.get(game_type.name, ())
         ]
         for num_seats, options in configs:
             game = make_game(game_type.name, num_seats, options)

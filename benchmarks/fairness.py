@@ -41,15 +41,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena.ratings import Rating, rate, set_ranks
-from referee.codec import MalformedActionError, codec_for
+from referee.codec import MalformedActionError
 from referee.codec.common import game_settings
 from referee.codec.requests import choose_action_request
 from referee.games.api import Game
-from referee.games.registry import make_game
+from referee.games.registry import GAMES as REGISTERED
+from referee.games.registry import codec_for, make_game
 from referee.match import Fault, FaultKind, FaultPolicy, Match
 from sample_bots.serve import BOTS
 
-GAMES: dict[str, int] = {"oh-hell": 4, "king": 4, "mau-mau": 4, "pinochle": 2, "klaberjass": 2}
+GAMES: dict[str, int] = {entry.name: entry.demo_seats for entry in REGISTERED}
 """Games benchmarked and their seat counts (one heuristic bot, random bots elsewhere)."""
 
 CONFIDENCE = 0.95

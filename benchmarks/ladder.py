@@ -64,9 +64,8 @@ from arena.store.repository import CHANGE_GRACE_US as GRACE_US
 from arena.store.repository import Store, now_us
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
-from referee.codec import codec_for
 from referee.codec.record import match_record
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from referee.match import Match
 
 GAME, SEATS = "oh-hell", 4

@@ -40,9 +40,8 @@ from arena.store.repository import Store
 from benchmarks.ladder import register
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
-from referee.codec import codec_for
 from referee.codec.record import match_record
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from referee.match import Match
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,26 +4,52 @@ Each match gives the bot under test a different seat (rotating), the others are 
 the opponent bot; the bots see exactly the protobuf requests a real match sends them.
 
     python benchmarks/winrate.py --game oh-hell --bot random --vs random --matches 200 --seats 4
+
+Progress goes to stderr: a bar with the first-place rate so far in a terminal, else a line
+every ``--every`` matches (default: a twentieth of them), so a long run is never silent.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.codec import MalformedActionError, codec_for
+import rich.progress
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from referee.codec import MalformedActionError
 from referee.codec.common import game_settings
 from referee.codec.requests import choose_action_request
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from referee.match import Fault, FaultKind, FaultPolicy, Match
 from sample_bots.serve import BOTS
 
+Progress = Callable[[int, int], None]
+"""Told after each match: matches played so far, and the bot's first places among them."""
 
-def run(game_name: str, bot: str, vs: str, matches: int, seats: int, seed: int) -> dict[str, float]:
+
+def run(
+    game_name: str,
+    bot: str,
+    vs: str,
+    matches: int,
+    seats: int,
+    seed: int,
+    progress: Progress | None = None,
+) -> dict[str, float]:
     """Play ``matches`` matches; return first places, strict wins and faults of the bot."""
     game = make_game(game_name, seats)
     codec = codec_for(game)
@@ -54,6 +80,8 @@ def run(game_name: str, bot: str, vs: str, matches: int, seats: int, seed: int) 
         if outcome.ranks[hero_seat] == 1:
             first += 1
             strict += outcome.ranks.count(1) == 1
+        if progress is not None:
+            progress(index + 1, first)
     return {
         "matches": matches,
         "first_place": first / matches,
@@ -72,8 +100,12 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=200)
     parser.add_argument("--seats", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--every", type=int, default=0, help="off a terminal: a progress line every N matches"
+    )
     args = parser.parse_args()
-    result = run(args.game, args.bot, args.vs, args.matches, args.seats, args.seed)
+    with progress_reporter(args.matches, args.every, f"{args.bot} vs {args.vs}") as progress:
+        result = run(args.game, args.bot, args.vs, args.matches, args.seats, args.seed, progress)
     print(
         f"{args.game} {args.seats}p: {args.bot} vs {args.vs} x{args.seats - 1}, "
         f"{result['matches']} matches: first place {result['first_place']:.1%} "
@@ -81,6 +113,39 @@ def main() -> None:
         f"{result['ms_per_decision']:.3f} ms per decision (all bots, codec included); "
         f"uniform baseline {1 / args.seats:.1%}"
     )
+
+
+@contextlib.contextmanager
+def progress_reporter(total: int, every: int, label: str) -> Iterator[Progress]:
+    """A progress callback on stderr: a rich bar in a terminal, else a line every ``every``
+    matches (0: every twentieth of ``total``) and at the end."""
+    console = Console(stderr=True)
+    if console.is_terminal:
+        with rich.progress.Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("first place {task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+        ) as bar:
+            task = bar.add_task(label, total=total, rate="-")
+            yield lambda done, first: bar.update(task, completed=done, rate=f"{first / done:.1%}")
+        return
+    step = every if every > 0 else max(1, total // 20)
+    started = time.monotonic()
+
+    def line(done: int, first: int) -> None:
+        if done % step == 0 or done == total:
+            seconds = time.monotonic() - started
+            print(
+                f"{label}: {done}/{total} matches, first place {first / done:.1%}, {seconds:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    yield line
 
 
 if __name__ == "__main__":

@@ -14,20 +14,15 @@ from collections.abc import Iterable
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
+from referee.match import FaultKind
+
 PREFIX = "cardarena"
 
 OUTCOMES = ("completed", "forfeited", "voided", "aborted")
-CALL_RESULTS = (
-    "ok",
-    "timeout",
-    "time_bank_exhausted",
-    "unreachable",
-    "transport_error",
-    "malformed_response",
-    "illegal_action",
-    "response_too_large",
-)
-FAULT_KINDS = CALL_RESULTS[1:]
+FAULT_KINDS = tuple(kind.name.lower() for kind in FaultKind)
+"""Fault labels: ``FaultKind``'s names, the one definition (the wire enum is tied to it by
+``tests/test_faults.py``)."""
+CALL_RESULTS = ("ok", *FAULT_KINDS)
 VALIDATION_RESULTS = ("passed", "failed")
 PROBE_RESULTS = ("ok", "failed")
 MATCH_FAILURE_KINDS = ("setup", "play", "record", "interrupted")

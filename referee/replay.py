@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 from cardarena.game.v1 import record_pb2
-from referee.codec import MalformedActionError, codec_for
-from referee.codec.common import options_from_wire
-from referee.codec.record import summaries_from_moves
+from referee.codec import MalformedActionError
+from referee.codec.summaries import summaries_from_moves
 from referee.games.api import RulesError
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, game_from_settings
 
 
 def resimulate(record: record_pb2.MatchRecord) -> list[str]:
     """Replay every recorded action from the recorded seed; return divergences (none = [])."""
     try:
-        game = make_game(
-            record.settings.game,
-            record.settings.num_seats,
-            options_from_wire(record.settings.options),
-        )
+        game = game_from_settings(record.settings)
     except (RulesError, ValueError) as error:
         return [f"settings: {error}"]
     codec = codec_for(game)

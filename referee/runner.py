@@ -14,12 +14,13 @@ from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import record_pb2
 from referee import __version__
 from referee.bot_client import BotEndpoint, BotPool, CallResult, Refused, malformed
-from referee.codec import GameCodec, codec_for
+from referee.codec import GameCodec
 from referee.codec.common import game_settings
 from referee.codec.record import match_record
 from referee.codec.requests import RequestEncoder
 from referee.codec.untrusted import MalformedResponseError
 from referee.games.api import Game
+from referee.games.registry import codec_for
 from referee.match import FaultPolicy, Match, MoveLog, TimeControl
 from referee.metrics import GameMetrics, Metrics
 

@@ -17,12 +17,11 @@ from google.protobuf.message import Message
 
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import cards_pb2
-from referee.codec import codec_for
 from referee.codec.common import game_settings
 from referee.codec.requests import RequestEncoder
 from referee.codec.watch import public_move_event
 from referee.games.api import Game, State
-from referee.games.registry import STATE_CLASSES
+from referee.games.registry import STATE_CLASSES, codec_for
 from referee.match import FaultPolicy, Match, TimeControl
 from referee.runner import _end_requests
 
@@ -94,24 +93,10 @@ def check_observations(game: Game, state: State) -> None:
                 assert not leaked, f"seat {seat} sees seat {other}'s cards {leaked}"
 
 
-def uncached_copy(state: State) -> State:
-    """A copy of ``state`` that shares no list and no cache with it.
-
-    Engines cache parts of ``observe`` against the very lists they come from (finished tricks,
-    calls); a copy with fresh lists and no ``_cache`` attributes recomputes everything.
-    """
-    copy = object.__new__(type(state))
-    copy.__dict__ = {
-        key: value.copy() if isinstance(value, list | dict | set) else value
-        for key, value in state.__dict__.items()
-        if not key.endswith("_cache")
-    }
-    return copy
-
-
 def check_cached_observations(state: State) -> None:
-    """Every seat's ``observe`` equals the same observation computed without any cache."""
-    fresh = uncached_copy(state)
+    """Every seat's ``observe`` equals the same observation computed without any cache (a
+    copy starts without the views' caches: ``State.copy``)."""
+    fresh = state.copy()
     for seat in range(state.num_seats):
         assert state.observe(seat) == fresh.observe(seat), f"stale observation for seat {seat}"
 

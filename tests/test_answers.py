@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import game_pb2, oh_hell_pb2
 from referee.bot_client import CallResult, read_info
-from referee.codec import codec_for
 from referee.codec.untrusted import (
     MAX_DETAIL_CHARS,
     MalformedResponseError,
@@ -31,7 +30,7 @@ from referee.codec.untrusted import (
 )
 from referee.codec.wire import length_delimited, varint
 from referee.games.api import Game
-from referee.games.registry import game_types, make_game
+from referee.games.registry import codec_for, game_types, make_game
 from referee.match import FaultKind, Match
 from referee.runner import record_answer
 

@@ -185,3 +185,18 @@ def test_a_hanging_bot_does_not_slow_a_match_beside_it(two_random_bots: list[Bot
 
 async def _append(records: list[record_pb2.MatchRecord], spec: MatchSpec, pool: BotPool) -> None:
     records.append(await play_match(spec, pool))
+
+
+def test_fault_kinds_are_defined_once() -> None:
+    """``FaultKind`` is the definition: the wire enum, record names and metric labels match it."""
+    from referee.codec.summaries import fault_name
+    from referee.match import FaultKind
+    from referee.metrics import FAULT_KINDS
+
+    wire = {
+        name.removeprefix("FAULT_KIND_"): number
+        for name, number in record_pb2.FaultKind.items()
+        if number != 0
+    }
+    assert wire == {kind.name: kind.value for kind in FaultKind}
+    assert [fault_name(kind.value) for kind in FaultKind] == list(FAULT_KINDS)

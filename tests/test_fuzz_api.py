@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 from arena.client import ArenaClient
 from arena.local_bots import BotProcess
 from cardarena.arena.v1 import arena_service_pb2 as pb
+from referee.games.registry import STATE_CLASSES
 from tests.test_operating import ADMIN, ARENA_SERVICE, _raw_call, arena
 
 settings.register_profile(
@@ -246,7 +247,7 @@ def mutated(payload: bytes, data: st.DataObject) -> bytes:
 PLAUSIBLE: dict[str, list[Any]] = {
     "owner": ["ann__", *(f"owner__{index}" for index in range(30))],
     "name": ["b__1", "b__2", "open__", "ladder__x"],
-    "game": ["oh-hell", "king", "mau-mau", "pinochle", "klaberjass"],
+    "game": sorted(STATE_CLASSES),
     "endpoint": [*(f"127.0.0.1:{port}" for port in range(1, 40)), "[::1]:3", "10.0.0.1:22"],
     "version": ["1", "2", "v__3"],
     "reason": ["too slow__", "colluding__"],

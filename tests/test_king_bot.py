@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from cardarena.game.v1 import cards_pb2, king_pb2
-from referee.codec import codec_for
 from referee.codec.common import game_settings
 from referee.codec.requests import choose_action_request
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from referee.match import FaultPolicy, Match
 from sample_bots.king_heuristic import (
     HandView,

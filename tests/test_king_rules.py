@@ -1,4 +1,4 @@
-"""King rules: the worked examples of rules-spec §2.4 as table-driven tests, plus rule checks."""
+"""King rules: the worked examples of docs/games/king.md as table-driven tests, plus rule checks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from collections.abc import Iterable
 import pytest
 
 from cardarena.game.v1 import game_pb2, king_pb2
-from referee.codec import codec_for
 from referee.games.api import IllegalActionError, InvalidOptionsError
 from referee.games.cards import StandardDeck
 from referee.games.king.rules import (
@@ -43,7 +42,7 @@ from referee.games.king.rules import (
     positive_points,
     trick_winner,
 )
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 
 C = StandardDeck.parse
 SPADES, HEARTS, DIAMONDS, CLUBS = 3, 2, 1, 0

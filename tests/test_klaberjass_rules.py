@@ -1,4 +1,4 @@
-"""Klaberjass rules: every worked example of rules-spec.md §4.4 (KLAB-E1..E7) plus rule tests."""
+"""Klaberjass rules: every worked example (KLAB-E1..E7, docs/games/klaberjass.md) and rule tests."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import pytest
 
 from cardarena.game.v1 import cards_pb2, game_pb2, klaberjass_pb2
-from referee.codec import codec_for
 from referee.codec.base import MalformedActionError
 from referee.games.api import IllegalActionError
 from referee.games.klaberjass.rules import (
@@ -34,7 +33,7 @@ from referee.games.klaberjass.rules import (
     settle_hand,
     trick_winner,
 )
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from tests.conformance import check_card_conservation, check_observations, random_playout
 
 N, D = 0, 1

@@ -1,4 +1,4 @@
-"""Mau-Mau rules: every worked example of rules-spec section 3.4 as a table, plus rule tests."""
+"""Mau-Mau rules: every worked example of docs/games/mau-mau.md as a table, plus rule tests."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from cardarena.game.v1 import cards_pb2, game_pb2, mau_mau_pb2
-from referee.codec import codec_for
 from referee.games.api import IllegalActionError, InvalidOptionsError
 from referee.games.cards import StandardDeck, Suit
 from referee.games.mau_mau.rules import (
@@ -24,7 +23,7 @@ from referee.games.mau_mau.rules import (
     playable_after_card,
     playable_after_jack,
 )
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from tests.conformance import check_cached_observations, check_card_conservation, random_playout
 
 C = StandardDeck.parse

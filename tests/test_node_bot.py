@@ -17,8 +17,7 @@ import pytest
 
 from arena.local_bots import BotProcess, start_server, stop_bot
 from cardarena.game.v1 import record_pb2
-from referee.games.api import OptionValue
-from referee.games.registry import STATE_CLASSES, make_game
+from referee.games.registry import ENTRIES, STATE_CLASSES, make_game
 from referee.match import TimeControl
 from referee.replay import resimulate
 from referee.runner import MatchSpec
@@ -26,13 +25,6 @@ from tests.helpers import ROOT, play, random_bots
 
 NODE_BOT = ROOT / "sample_bots" / "node"
 NODE_SEAT = 1  # every game seats at least two; seat 1 also checks that the bot reads its seat
-# Options that shorten a match, where the game declares them (a game without one plays in full).
-SHORT_OPTIONS: dict[str, dict[str, OptionValue]] = {
-    "oh-hell": {"deal_style": "short_low"},
-    "klaberjass": {"target_score": 100},
-    "mau-mau": {"target": 100},
-    "king": {"stop_when_penalties_exhausted": True},
-}
 TIME = TimeControl(move_time_ms=5000, time_bank_ms=10_000)  # generous: CI machines vary
 
 
@@ -90,9 +82,7 @@ def test_node_bot_plays_a_whole_match_without_a_fault(
     name: str, node_bot: BotProcess, python_bots: list[BotProcess]
 ) -> None:
     game_type = STATE_CLASSES[name].game_type
-    declared = {spec.name for spec in game_type.options}
-    options = {k: v for k, v in SHORT_OPTIONS.get(name, {}).items() if k in declared}
-    game = make_game(name, game_type.min_seats, options)
+    game = make_game(name, game_type.min_seats, ENTRIES[name].short_options)
     endpoints = [bot.address for bot in python_bots[: game_type.min_seats - 1]]
     endpoints.insert(NODE_SEAT, node_bot.address)
     # A game can end before a given seat acts (a random opponent may end it at once); try a few

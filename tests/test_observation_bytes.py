@@ -15,7 +15,6 @@ from collections.abc import Iterator
 import pytest
 
 from cardarena.game.v1 import game_pb2
-from referee.codec import codec_for
 from referee.codec.base import GameCodec
 from referee.codec.wire import (
     HEADS_LIMIT,
@@ -28,7 +27,7 @@ from referee.codec.wire import (
     tag,
 )
 from referee.games.api import Game, GameType, InvalidOptionsError, OptionValue
-from referee.games.registry import game_types, make_game
+from referee.games.registry import codec_for, game_types, make_game
 from referee.match import Match
 
 SMALL_TARGETS = {"target": 150, "target_score": 120}

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from referee.codec import codec_for
-from referee.games.oh_hell.rules import OhHellObservation, OhHellState
-from referee.games.registry import make_game
+from referee.games.oh_hell import OhHellObservation, OhHellState
+from referee.games.registry import codec_for, make_game
 
 
 def mid_game_observation() -> OhHellObservation:

@@ -1,21 +1,24 @@
-"""Oh Hell rules: the worked examples of rules-spec §5.4 as table-driven tests, plus rule checks."""
+"""Oh Hell rules: the worked examples (docs/games/oh-hell.md) as table-driven tests, plus checks."""
 
 from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import replace
 
 import pytest
 
 from referee.games.api import IllegalActionError, InvalidOptionsError
 from referee.games.cards import StandardDeck
-from referee.games.oh_hell.rules import (
+from referee.games.oh_hell import (
     BID_BASE,
+    OhHellPosition,
     OhHellState,
     forbidden_dealer_bid,
     hand_points,
     hand_sizes,
     max_hand_size,
+    position_of,
     trick_winner,
 )
 from referee.games.registry import make_game
@@ -31,27 +34,14 @@ def rigged_hand(
     scoring: str = "positive",
     deal_style: str = "short_low",
 ) -> OhHellState:
-    """A game whose current hand is replaced by the given deal (worked examples fix the cards)."""
-    state = make_game(
-        "oh-hell", num_seats, {"scoring": scoring, "deal_style": deal_style}
-    ).new_state(0)
-    assert isinstance(state, OhHellState)
-    size = len(hands[0])
-    state.schedule = (size,)
-    state.hand_index = 0
-    state.hand_size = size
-    state.dealer = dealer
-    state.hands = [sum(1 << C(card) for card in hands[seat]) for seat in range(num_seats)]
-    state.trump_card = C(trump)
-    state.trump_suit = state.trump_card // 13
-    used = {C(card) for seat_cards in hands.values() for card in seat_cards} | {C(trump)}
-    state.undealt = frozenset(set(range(52)) - used)
-    state.bids = [None] * num_seats
-    state.tricks_won = [0] * num_seats
-    state.trick, state.completed_tricks = [], []
-    state.bidding = True
-    state.to_act = state.trick_leader = (dealer + 1) % num_seats
-    return state
+    """A one-hand game from the given deal (worked examples fix the cards)."""
+    position = OhHellPosition(
+        hands=tuple(tuple(C(card) for card in hands[seat]) for seat in range(num_seats)),
+        trump_card=C(trump),
+        dealer=dealer,
+        options={"scoring": scoring, "deal_style": deal_style},
+    )
+    return position.state()
 
 
 def _oh_hell(state: object) -> OhHellState:
@@ -206,10 +196,8 @@ def test_bidding_starts_left_of_dealer_who_bids_last_and_leads_nothing() -> None
     ("tie_break", "ranks"), [("shared", (1, 1, 3)), ("most_exact_bids", (2, 1, 3))]
 )
 def test_tie_break_option(tie_break: str, ranks: tuple[int, int, int]) -> None:
-    state = make_game("oh-hell", 3, {"tie_break": tie_break}).new_state(0)
-    assert isinstance(state, OhHellState)
-    state.scores = [30, 30, 10]
-    state.exact_bids = [1, 2, 0]
+    start = position_of(make_game("oh-hell", 3, {"tie_break": tie_break}).new_state(0))
+    state = replace(start, scores=(30, 30, 10), exact_bids=(1, 2, 0)).state()
     assert state.outcome().ranks == ranks
 
 

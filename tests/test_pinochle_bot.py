@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from referee.codec import codec_for
 from referee.codec.common import game_settings
 from referee.codec.requests import choose_action_request
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from referee.match import FaultPolicy, Match
 from sample_bots.pinochle_heuristic import make_pinochle_heuristic_bot
 from sample_bots.random_bot import make_random_bot

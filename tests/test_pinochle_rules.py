@@ -1,4 +1,4 @@
-"""Two-handed Pinochle: every worked example of rules reference §1.4 (PIN-E1..E6) as a table,
+"""Two-handed Pinochle: every worked example (PIN-E1..E6, docs/games/pinochle.md) as a table,
 plus the rules around them (deal, draws, dix, meld turns, phase 2, declaring out, the wire)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 import pytest
 
 from cardarena.game.v1 import game_pb2, pinochle_pb2
-from referee.codec import MalformedActionError, codec_for
+from referee.codec import MalformedActionError
 from referee.games.api import IllegalActionError
 from referee.games.pinochle.rules import (
     ACE,
@@ -41,16 +41,14 @@ from referee.games.pinochle.rules import (
     held_families,
     held_meld_actions,
     legal_follow_mask,
-    legal_melds,
     mask_of,
-    may_meld,
-    meld_is_legal,
     parse_card,
     settle,
     shuffled_deck,
 )
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from tests.conformance import check_card_conservation, check_observations, random_playout
+from tests.pinochle_oracles import legal_melds, may_meld, meld_is_legal
 
 SUITS = "CDHS"
 

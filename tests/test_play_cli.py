@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -46,3 +47,13 @@ def test_a_faulting_bot_fails_the_run(tmp_path: Path) -> None:
         result = play(bad.address, tmp_path / "records")
     assert result.returncode == 1
     assert "faulted" in result.stdout and "illegal_action" in result.stdout
+
+
+def test_a_bot_nobody_listens_for_fails_the_run_and_says_why(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port that was free a moment ago: no one listens there
+        probe.bind(("127.0.0.1", 0))
+        nobody = f"127.0.0.1:{probe.getsockname()[1]}"
+    result = play(nobody, tmp_path / "records")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "without a fault" not in result.stdout
+    assert "matches not played: voided: unreachable" in " ".join(result.stdout.split())

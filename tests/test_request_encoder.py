@@ -7,12 +7,11 @@ import random
 import pytest
 
 from cardarena.bot.v1 import bot_service_pb2
-from referee.codec import codec_for
 from referee.codec.base import varint
 from referee.codec.common import game_settings
 from referee.codec.requests import RequestEncoder, choose_action_request
 from referee.games.api import OptionValue
-from referee.games.registry import game_types, make_game
+from referee.games.registry import codec_for, game_types, make_game
 from referee.match import FaultPolicy, Match, TimeControl
 
 CASES: list[tuple[str, int, dict[str, OptionValue]]] = [

@@ -10,11 +10,10 @@ import pytest
 
 from botkit import Bot
 from cardarena.bot.v1 import bot_service_pb2
-from referee.codec import codec_for
 from referee.codec.common import game_settings
 from referee.codec.requests import choose_action_request
 from referee.games.api import State
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, make_game
 from referee.match import FaultPolicy, Match, TimeControl
 from sample_bots.oh_hell_heuristic import make_oh_hell_heuristic_bot
 from sample_bots.search import (

@@ -25,7 +25,7 @@ from arena.store.repository import (
 from arena.store.schema import MIGRATIONS
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2, record_pb2
-from referee.codec.record import summaries_from_moves
+from referee.codec.summaries import summaries_from_moves
 from tests.stores import BACKENDS, postgres_available, postgres_url
 
 

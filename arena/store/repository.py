@@ -27,12 +27,20 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from arena.matchmaking import Entrant, PlannedMatch
-from arena.ratings import INITIAL_MU, INITIAL_SIGMA, Rating, rate, set_ranks
+from arena.ratings import (
+    DISPLAY_SQL,
+    INITIAL_MU,
+    INITIAL_SIGMA,
+    Rating,
+    displayed_rating,
+    rate,
+    set_ranks,
+)
 from arena.store.coordination import holds_lease
 from arena.store.db import Database, Tx
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
-from referee.codec.record import fault_name, summaries_of
+from referee.codec.summaries import fault_name, summaries_of
 
 HOUSE_RANDOM = "house:random"
 """Seat value for the arena's own random bot (validation matches)."""
@@ -449,6 +457,22 @@ class Store:
             raise StoreError("NOT_FOUND", f"no bot {bot_id!r}")
         return BotRow(*row)
 
+    def bot_id_of(self, reference: str) -> str:
+        """The id of the bot ``reference`` names: an id, or ``OWNER/NAME`` (names are unique
+        per owner); ``StoreError`` NOT_FOUND if no bot has that name."""
+        owner, slash, name = reference.partition("/")
+        if not slash:
+            return reference
+        with self.db.transaction() as tx:
+            row = tx.one(
+                "SELECT b.bot_id FROM bots b JOIN owners o ON o.owner_id = b.owner_id "
+                "WHERE o.name = ? AND b.name = ?",
+                (owner, name),
+            )
+        if row is None:
+            raise StoreError("NOT_FOUND", f"no bot {reference!r}")
+        return str(row[0])
+
     def bot(self, bot_id: str) -> BotRow:
         """One bot."""
         with self.db.transaction() as tx:
@@ -809,7 +833,7 @@ class Store:
         those come back: what a pool catching up reads)."""
         with self.db.transaction() as tx:
             rows = tx.all(
-                "SELECT e.bot_id, e.mu - 3 * e.sigma, e.sigma, e.scheduled, b.owner_id, "
+                f"SELECT e.bot_id, {DISPLAY_SQL}, e.sigma, e.scheduled, b.owner_id, "
                 "b.address_key FROM entries e "
                 "JOIN bots b ON b.bot_id = e.bot_id WHERE e.ladder_id = ? AND b.state = 'active'"
                 + (" AND e.changed_us >= ?" if changed_since_us else ""),
@@ -857,7 +881,9 @@ class Store:
             )
             in_flight = self._in_flight(tx, ladder_id) if rows else Counter()
         active = [
-            Entrant(bot, mu - 3 * sigma, sigma, scheduled + in_flight[bot], owner, address)
+            Entrant(
+                bot, displayed_rating(mu, sigma), sigma, scheduled + in_flight[bot], owner, address
+            )
             for bot, state, mu, sigma, scheduled, owner, address in rows
             if state == "active" and mu is not None
         ]
@@ -892,27 +918,29 @@ class Store:
                 where, params = _search_filter(search)
                 rows = tx.all(
                     "WITH found AS (SELECT b.bot_id FROM bots b JOIN owners o "
-                    f"ON o.owner_id = b.owner_id WHERE TRUE{where}), ranked AS (SELECT bot_id, "
-                    "ROW_NUMBER() OVER (ORDER BY mu - 3 * sigma DESC, bot_id) AS position "
-                    f"FROM entries WHERE ladder_id = ?) SELECT {_STANDING_COLUMNS}, r.position "
-                    "FROM ranked r JOIN found f ON f.bot_id = r.bot_id JOIN entries e "
-                    f"ON e.ladder_id = ? AND e.bot_id = r.bot_id {_STANDING_JOINS} "
-                    f"ORDER BY r.position{page}",
+                    f"ON o.owner_id = b.owner_id WHERE TRUE{where}), ranked AS (SELECT e.bot_id, "
+                    f"ROW_NUMBER() OVER (ORDER BY {DISPLAY_SQL} DESC, e.bot_id) AS position "
+                    "FROM entries e WHERE e.ladder_id = ?) SELECT "
+                    f"{_STANDING_COLUMNS}, r.position FROM ranked r JOIN found f "
+                    "ON f.bot_id = r.bot_id JOIN entries e ON e.ladder_id = ? "
+                    f"AND e.bot_id = r.bot_id {_STANDING_JOINS} ORDER BY r.position{page}",
                     (*params, ladder_id, ladder_id),
                 )
             else:
                 rows = tx.all(
-                    f"SELECT {_STANDING_COLUMNS}, 0 FROM (SELECT * FROM entries "
-                    f"WHERE ladder_id = ? ORDER BY mu - 3 * sigma DESC, bot_id{page}) e "
-                    f"{_STANDING_JOINS} ORDER BY e.mu - 3 * e.sigma DESC, e.bot_id",
+                    f"SELECT {_STANDING_COLUMNS}, 0 FROM (SELECT * FROM entries e "
+                    f"WHERE e.ladder_id = ? ORDER BY {DISPLAY_SQL} DESC, e.bot_id{page}) e "
+                    f"{_STANDING_JOINS} ORDER BY {DISPLAY_SQL} DESC, e.bot_id",
                     (ladder_id,),
                 )
-            trends = {r[6]: self._trend(tx, ladder_id, r[6], r[0] - 3 * r[1]) for r in rows}
+            trends = {
+                r[6]: self._trend(tx, ladder_id, r[6], displayed_rating(r[0], r[1])) for r in rows
+            }
         return [
             arena_service_pb2.Standing(
                 position=r[15] or position,
                 bot=BotRow(*r[6:15]).to_proto(),
-                rating=r[0] - 3 * r[1],
+                rating=displayed_rating(r[0], r[1]),
                 mu=r[0],
                 sigma=r[1],
                 matches=r[2],
@@ -934,7 +962,7 @@ class Store:
             f"ORDER BY s.finished_at_us DESC LIMIT 1 OFFSET {TREND_MATCHES}",
             (bot_id, ladder_id),
         )
-        start = INITIAL_MU - 3 * INITIAL_SIGMA if before is None else before[0] - 3 * before[1]
+        start = displayed_rating(*(before or (INITIAL_MU, INITIAL_SIGMA)))
         return float(rating - start)
 
     # -- the match queue ------------------------------------------------------------------------
@@ -1688,7 +1716,7 @@ class Store:
                     arena_service_pb2.RatingPoint(
                         ladder_id=ladder_id,
                         match_id=match_id,
-                        rating=mu - 3 * sigma,
+                        rating=displayed_rating(mu, sigma),
                         mu=mu,
                         sigma=sigma,
                         at_us=at,

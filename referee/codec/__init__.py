@@ -1,10 +1,10 @@
-"""The one place where protobuf messages meet the rules engine's own types.
+"""The wire primitives every game's codec is built from, and the requests and records they feed.
 
-``codec_for(game)`` returns the game's ``GameCodec``: observations and actions in both
-directions. Shared pieces (cards, options, settings) live in ``common``.
+Each game's codec (observations and actions in both directions) lives in the game's own folder
+(``referee/games/<game>/codec.py``); ``referee.games.registry.codec_for(game)`` finds it.
+Shared pieces (cards, options, settings) live in ``common``.
 """
 
 from referee.codec.base import GameCodec, MalformedActionError
-from referee.codec.registry import codec_for
 
-__all__ = ["GameCodec", "MalformedActionError", "codec_for"]
+__all__ = ["GameCodec", "MalformedActionError"]

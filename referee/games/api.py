@@ -34,6 +34,10 @@ class IllegalActionError(RulesError):
     """A well-formed action that the rules forbid in this state."""
 
 
+class InvalidPositionError(RulesError):
+    """A position (``referee.games.<game>.positions``) that no game of these rules reaches."""
+
+
 @dataclass(frozen=True)
 class OptionSpec:
     """One named game option (a house rule) with its default and what it may be."""
@@ -220,6 +224,29 @@ class State(ABC):
     def scores_so_far(self) -> tuple[int, ...]:
         """Running score per seat; games override this when scores accrue during play."""
         return tuple(0 for _ in range(self.num_seats))
+
+    def copy(self) -> State:
+        """An independent copy of this game, its random generator included: search bots and
+        tests branch from copies.
+
+        This default copies every top-level list, dict and set of the state and shares the
+        rest, which is enough for rules whose nested containers are immutable (tuples) or are
+        replaced, not mutated, by ``apply``; a game whose rules mutate deeper overrides it.
+        A copy starts without the views' caches (attributes named ``*_cache``): it shares
+        nothing with the original, and the conformance suite compares its fresh views with
+        the original's cached ones.
+        """
+        clone = object.__new__(type(self))
+        clone.__dict__.update(
+            {
+                key: value.copy() if isinstance(value, list | dict | set) else value
+                for key, value in self.__dict__.items()
+                if not key.endswith("_cache")
+            }
+        )
+        clone.rng = random.Random()
+        clone.rng.setstate(self.rng.getstate())
+        return clone
 
 
 class Game:

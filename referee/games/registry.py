@@ -1,32 +1,60 @@
-"""Every game the referee can run, by its wire name (``oh-hell``, ``pinochle``, …)."""
+"""Every game the referee can run, registered once: one ``GameEntry`` per game, by wire name.
+
+The list below is the only list of games in the codebase; everything else derives from it.
+Adding a game is one line here (see docs/adding-a-game.md).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
+from cardarena.game.v1.options_pb2 import GameSettings
+from referee.codec.common import options_from_wire
 from referee.games.api import Game, GameType, InvalidOptionsError, State
-from referee.games.king import KingState
-from referee.games.klaberjass import KlaberjassState
-from referee.games.mau_mau import MauMauState
-from referee.games.oh_hell import OhHellState
-from referee.games.pinochle import PinochleState
+from referee.games.entry import GameEntry
+from referee.games.king.entry import ENTRY as KING
+from referee.games.klaberjass.entry import ENTRY as KLABERJASS
+from referee.games.mau_mau.entry import ENTRY as MAU_MAU
+from referee.games.oh_hell.entry import ENTRY as OH_HELL
+from referee.games.pinochle.entry import ENTRY as PINOCHLE
 
-STATE_CLASSES: dict[str, type[State]] = {
-    cls.game_type.name: cls
-    for cls in (OhHellState, KlaberjassState, MauMauState, KingState, PinochleState)
-}
+if TYPE_CHECKING:
+    from referee.codec.base import GameCodec
+
+GAMES: tuple[GameEntry, ...] = (OH_HELL, KLABERJASS, MAU_MAU, KING, PINOCHLE)
+"""The registered games, in the order lists show them."""
+
+ENTRIES: dict[str, GameEntry] = {entry.name: entry for entry in GAMES}
+STATE_CLASSES: dict[str, type[State]] = {entry.name: entry.state_class for entry in GAMES}
 
 
 def game_types() -> list[GameType]:
     """The declared types of all registered games, in registry order."""
-    return [cls.game_type for cls in STATE_CLASSES.values()]
+    return [entry.game_type for entry in GAMES]
+
+
+def entry_for(name: str) -> GameEntry:
+    """The registered game called ``name``; ``InvalidOptionsError`` if there is none."""
+    try:
+        return ENTRIES[name]
+    except KeyError:
+        known = ", ".join(ENTRIES)
+        raise InvalidOptionsError(f"unknown game {name!r}; known games: {known}") from None
 
 
 def make_game(name: str, num_seats: int, options: Mapping[str, object] | None = None) -> Game:
     """A game bound to validated options; raises ``InvalidOptionsError`` on anything wrong."""
-    try:
-        state_class = STATE_CLASSES[name]
-    except KeyError:
-        known = ", ".join(STATE_CLASSES)
-        raise InvalidOptionsError(f"unknown game {name!r}; known games: {known}") from None
-    return Game(state_class, num_seats, options)
+    return Game(entry_for(name).state_class, num_seats, options)
+
+
+def game_from_settings(settings: GameSettings, num_seats: int | None = None) -> Game:
+    """The game a wire ``GameSettings`` names (``num_seats`` overrides its seat count, as a
+    ladder's matches do); ``InvalidOptionsError`` or ``ValueError`` on anything wrong."""
+    seats = settings.num_seats if num_seats is None else num_seats
+    return make_game(settings.game, seats, options_from_wire(settings.options))
+
+
+def codec_for(game: Game) -> GameCodec:
+    """A codec bound to ``game``."""
+    return ENTRIES[game.type.name].codec(game)

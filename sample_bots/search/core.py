@@ -21,11 +21,9 @@ from typing import Protocol
 from botkit import Bot, time_left_s
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import game_pb2
-from referee.codec import codec_for
 from referee.codec.base import GameCodec
-from referee.codec.common import options_from_wire
 from referee.games.api import RulesError, State
-from referee.games.registry import make_game
+from referee.games.registry import codec_for, game_from_settings
 
 MAX_BAD_WORLDS = 20
 """Give up on a decision's search after this many sampled worlds failed to replay."""
@@ -48,17 +46,8 @@ class Adapter(Protocol):
 
 
 def clone(state: State) -> State:
-    """A copy of an engine state whose top-level lists, dicts and sets are copied too.
-
-    Enough for the engines used here: their nested containers are immutable (tuples) or are
-    replaced, not mutated, by ``apply``.
-    """
-    copy = object.__new__(type(state))
-    copy.__dict__ = {
-        key: value.copy() if isinstance(value, list | dict | set) else value
-        for key, value in state.__dict__.items()
-    }
-    return copy
+    """An independent copy of an engine state (``State.copy``)."""
+    return state.copy()
 
 
 @dataclass
@@ -80,7 +69,7 @@ class _Codecs:
         codec = self._cache.get(key)
         if codec is None:
             settings = request.settings
-            game = make_game(settings.game, settings.num_seats, options_from_wire(settings.options))
+            game = game_from_settings(settings)
             codec = self._cache[key] = codec_for(game)
         return codec
 

@@ -33,7 +33,7 @@ from referee.games.king.rules import (
     POSITIVE,
     KingState,
 )
-from referee.games.registry import make_game
+from referee.games.registry import game_from_settings
 from sample_bots.search.deal import deal_unseen
 from sample_bots.search.oh_hell import card_id
 
@@ -44,7 +44,7 @@ ALL_SUITS = frozenset(range(4))
 @functools.cache
 def _game(settings: bytes) -> Game:
     message = options_pb2.GameSettings.FromString(settings)
-    return make_game("king", SEATS, options_from_wire(message.options))
+    return game_from_settings(message, SEATS)
 
 
 def _suit(card: int) -> int:

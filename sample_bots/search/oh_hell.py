@@ -12,15 +12,13 @@ with the lowest card that wins, otherwise duck with the highest card that loses.
 
 from __future__ import annotations
 
-import functools
 import random
 from collections.abc import Sequence
 
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import cards_pb2
-from referee.games.api import Game, State
-from referee.games.oh_hell.rules import BID_BASE, OhHellState
-from referee.games.registry import make_game
+from referee.games.api import State
+from referee.games.oh_hell import BID_BASE, OhHellPosition, OhHellState
 from sample_bots.oh_hell_heuristic import estimate_tricks
 from sample_bots.search.deal import deal_unseen
 
@@ -36,41 +34,28 @@ def _suit(card: int) -> int:
     return card // 13
 
 
-@functools.cache
-def _game(num_seats: int, scoring: str) -> Game:
-    return make_game("oh-hell", num_seats, {"scoring": scoring})
-
-
 def build_state(
     request: bot_service_pb2.ChooseActionRequest, hands: list[list[int]], undealt: list[int]
 ) -> OhHellState:
     """The engine state of the observed decision if the seats held ``hands`` (still unplayed).
 
-    The hand is dealt as the engine deals it, then the observed bids and tricks are replayed.
+    The hand is set up as dealt (a position: ``undealt`` is what no seat was dealt), then the
+    observed bids and tricks are replayed.
     """
     obs = request.observation.oh_hell
-    state = _game(request.settings.num_seats, obs.scoring).new_state(0)
-    assert isinstance(state, OhHellState)
-    n = state.num_seats
+    n = request.settings.num_seats
     played: list[list[int]] = [[] for _ in range(n)]
     tricks = [*obs.completed_tricks, obs.current_trick]
     for trick in tricks:
         for offset, card in enumerate(trick.cards):
             played[(trick.leader + offset) % n].append(card_id(card))
-    state.schedule = (obs.hand_size,)
-    state.hand_index = 0
-    state.hand_size = obs.hand_size
-    state.dealer = obs.dealer
-    state.hands = [sum(1 << card for card in hands[s] + played[s]) for s in range(n)]
-    state.undealt = frozenset(undealt)
-    state.trump_card = card_id(obs.trump_card)
-    state.trump_suit = state.trump_card // 13
-    state.bids = [None] * n
-    state.tricks_won = [0] * n
-    state.trick = []
-    state.completed_tricks = []
-    state.bidding = True
-    state.to_act = state.trick_leader = (obs.dealer + 1) % n
+    dealt = OhHellPosition(
+        hands=tuple(tuple(hands[s] + played[s]) for s in range(n)),
+        trump_card=card_id(obs.trump_card),
+        dealer=obs.dealer,
+        options={"scoring": obs.scoring},
+    )
+    state = dealt.state()
     for offset in range(n):
         seat = (obs.dealer + 1 + offset) % n
         if not obs.seats[seat].HasField("bid"):

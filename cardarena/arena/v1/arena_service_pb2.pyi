@@ -296,7 +296,7 @@ class UpdateBotRequest(_message.Message):
     ENDPOINT_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
-    """The bot's id."""
+    """The bot's id, or OWNER/NAME."""
     endpoint: _builtins.str
     """The new endpoint; empty keeps the old one."""
     version: _builtins.str
@@ -349,7 +349,7 @@ class SetBotStateRequest(_message.Message):
     BOT_ID_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
-    """The bot's id."""
+    """The bot's id, or OWNER/NAME."""
     state: Global___BotState.ValueType
     """PAUSED, ACTIVE (resume) or RETIRED."""
     def __init__(
@@ -718,7 +718,7 @@ class GetBotProfileRequest(_message.Message):
     BOT_ID_FIELD_NUMBER: _builtins.int
     RECENT_MATCHES_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
-    """The bot's id."""
+    """The bot's id, or OWNER/NAME."""
     recent_matches: _builtins.int
     """How many recent matches to include (default 20)."""
     def __init__(
@@ -1067,7 +1067,7 @@ class ListMatchesRequest(_message.Message):
     ladder: _builtins.str
     """Only this ladder's matches (its id or name); empty: every ladder's and validation matches."""
     bot_id: _builtins.str
-    """Only the matches this bot plays or played (its id); empty: every bot's."""
+    """Only the matches this bot plays or played (its id, or OWNER/NAME); empty: every bot's."""
     phase: Global___MatchPhase.ValueType
     """Only matches being played, or only finished ones; UNSPECIFIED: both."""
     page_size: _builtins.int
@@ -1366,7 +1366,7 @@ class AdminSetBotStateRequest(_message.Message):
     STATE_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
-    """The bot's id."""
+    """The bot's id, or OWNER/NAME."""
     state: Global___BotState.ValueType
     """PAUSED (held by the operator), ACTIVE (released: validated again) or RETIRED."""
     reason: _builtins.str

@@ -1,4 +1,4 @@
-"""King (seed 001): see ``rules`` for the game and its options."""
+"""King: see ``rules`` for the game and its options."""
 
 from referee.games.king.rules import KING, KingObservation, KingState
 

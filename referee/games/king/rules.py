@@ -1,6 +1,6 @@
-"""King, the Brazilian four-player game of six negative and four positive hands (seed 001).
+"""King, the Brazilian four-player game of six negative and four positive hands .
 
-Rules reference: ``rules-spec.md`` section 2 (and the D-KING-* rows of section 6.1).
+Rules reference: docs/games/king.md (its decisions and options).
 
 Four players, a 52-card deck dealt one card at a time from the dealer's left, 13 each, ace high.
 The deal passes to the left every hand. A game is ten hands in a fixed order:
@@ -113,7 +113,7 @@ NEGATIVE_HAND_TOTALS = {
     NO_KING_OF_HEARTS: -160,
     NO_LAST_TWO_TRICKS: -180,
 }
-"""The seed's own checks: each negative hand's total over the four players (KING-E1)."""
+"""The rules' own checks: each negative hand's total over the four players (KING-E1)."""
 
 POSITIVE_HAND_TOTAL = NUM_TRICKS * POSITIVE_TRICK  # 325; four hands make 1,300
 
@@ -181,7 +181,7 @@ KING = GameType(
     title="King",
     min_seats=NUM_SEATS,
     max_seats=NUM_SEATS,
-    rules_section="rules-spec.md §2",
+    rules_section="docs/games/king.md",
     options=(
         OptionSpec(
             "auction",
@@ -231,7 +231,7 @@ def cards_of(mask: int) -> tuple[int, ...]:
 
 
 def contract_of_hand(hand_number: int) -> int:
-    """The contract played in hand ``hand_number`` (1..10): the seed's fixed order."""
+    """The contract played in hand ``hand_number`` (1..10), in the fixed order of the rules."""
     return min(hand_number, POSITIVE)
 
 

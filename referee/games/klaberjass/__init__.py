@@ -1,4 +1,4 @@
-"""Klaberjass (seed 003): see ``rules`` for the game and its options."""
+"""Klaberjass: see ``rules`` for the game and its options."""
 
 from referee.games.klaberjass.rules import KLABERJASS, KlaberjassObservation, KlaberjassState
 

@@ -1,4 +1,4 @@
-"""Klaberjass, two-handed Belote with 32 cards, game to 500 (seed 003; rules reference section 4).
+"""Klaberjass, two-handed Belote with 32 cards, game to 500 (docs/games/klaberjass.md).
 
 Each hand the dealer deals 3+3 cards to each player, non-dealer first, and turns up the next card.
 Round 1 of bidding: the non-dealer, then the dealer, may ACCEPT the turn-up's suit as trump or
@@ -18,7 +18,7 @@ opponent's, both score their totals; on a tie the maker scores 0 and the opponen
 maker is beaten the opponent scores both totals. The game ends after a hand in which someone has
 reached 500: the higher total wins.
 
-Decisions the seed leaves open, fixed as the reference resolves them (section 4.2): the first
+Decisions the traditional rules leave open (docs/games/klaberjass.md, decisions): the first
 dealer is drawn at random and the deal alternates every hand (KLAB-A2); packets go to the
 non-dealer first (A3); the non-dealer leads (A5); round 2 may not name the turn-up's suit (A7);
 the dix exchange comes before declarations (A9); declaring and announcing bella are optional
@@ -120,19 +120,19 @@ KLABERJASS = GameType(
     title="Klaberjass",
     min_seats=2,
     max_seats=2,
-    rules_section="rules-spec.md §4",
+    rules_section="docs/games/klaberjass.md",
     options=(
         OptionSpec(
             "dix_with_named_trump",
             False,
             "D-KLAB-1. Whether the holder of the 7 of trumps may exchange it for the turn-up"
             " when trump was named in round 2: false = no, the turn-up is turned down (default);"
-            " true = yes (seed literal).",
+            " true = yes (the traditional rule).",
         ),
         OptionSpec(
             "sequences_scored",
             "best_only",
-            "D-KLAB-2. best_only = only the single best declared sequence scores (seed);"
+            "D-KLAB-2. best_only = only the single best declared sequence scores (traditional);"
             " all_of_best_holder = its holder also scores every other sequence in his hand.",
             choices=SEQUENCE_MODES,
         ),
@@ -146,7 +146,8 @@ KLABERJASS = GameType(
         OptionSpec(
             "target_score",
             500,
-            "The game ends after a hand in which a player has reached this total (seed: 500).",
+            "The game ends after a hand in which a player has reached this total"
+            " (traditionally 500).",
             minimum=1,
             maximum=100_000,
         ),
@@ -260,7 +261,7 @@ def trick_winner(lead: int, follow: int, trump: int) -> int:
 
 
 def legal_follow_mask(hand: int, lead: int, trump: int) -> int:
-    """The cards of ``hand`` that may follow ``lead`` (section 4.1 "Play", KLAB-E4)."""
+    """The cards of ``hand`` that may follow ``lead`` ("Rules in brief", KLAB-E4)."""
     led = lead // 8
     in_suit = hand & SUIT_MASK[led]
     if led == trump:
@@ -703,7 +704,7 @@ class KlaberjassState(State):
             else:
                 raise IllegalActionError("the game is over")
             return
-        # Card play, with legal_follow_mask inlined: this is the hot path of every playout.
+        # Card play: the hot path of every playout.
         seat = self.to_act
         hands = self.hands
         hand = hands[seat]
@@ -719,13 +720,7 @@ class KlaberjassState(State):
             self.to_act = 1 - seat
             return
         trump = self.trump
-        led = lead >> 3
-        mask = hand & SUIT_MASK[led]
-        if led == trump:
-            mask = (mask & _HIGHER_TRUMP[lead] or mask) if mask else hand
-        elif not mask:
-            mask = hand & SUIT_MASK[trump] or hand
-        if not mask >> card & 1:
+        if not legal_follow_mask(hand, lead, trump) >> card & 1:
             raise self._illegal(action)
         hands[seat] = hand ^ (1 << card)
         if action != card or self.known >> card & 1:

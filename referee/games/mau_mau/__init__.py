@@ -1,4 +1,4 @@
-"""Mau-Mau (seed 002): see ``rules`` for the game and its options."""
+"""Mau-Mau: see ``rules`` for the game and its options."""
 
 from referee.games.mau_mau.rules import MAU_MAU, MauMauObservation, MauMauState
 

@@ -1,4 +1,4 @@
-"""Brazilian Mau-Mau with penalty points (seed 002; rules reference section 3).
+"""Brazilian Mau-Mau with penalty points (rules reference: docs/games/mau-mau.md).
 
 A game is a series of deals. Each deal the dealer gives 7 cards, one at a time, to every seat
 starting at his left, turns the next card up as the start card ("carta da partida", the first
@@ -15,8 +15,8 @@ card; the losers' hands are counted (J 20, 8 20, 7 15, A 15, K Q 10 at 10, other
 doubled if the winner went out with a Jack, quadrupled with two Jacks, and doubled again if the
 start card is a spade. The game runs to a target (default 1,000).
 
-Decisions the seed leaves open are fixed as the reference resolves them (section 3.2): one
-52-card pack (MAU-A2); the first dealer is drawn at random (the reference allows a seeded draw,
+Decisions the traditional rules leave open (docs/games/mau-mau.md, decisions): one
+52-card pack (MAU-A2); the first dealer is drawn at random (a seeded draw, as allowed,
 MAU-A19) and the deal passes left; the dealer's left plays first, clockwise (MAU-A3); the start
 card's own effect is not applied (MAU-A11); no stacking of 7s or 8s (MAU-A12); the effect of a
 player's last card is not applied (MAU-A15); the Jack and spade multipliers multiply and fines
@@ -24,7 +24,7 @@ are not multiplied (MAU-A16); the last-card flag is offered only on discards tha
 one card, which is how a false claim is "ignored" (MAU-A18); when the stock and the pile are both
 too small, missing draws lapse (MAU-A7).
 
-The reference's decisions D-MAU-1..4 are options (``MAU_MAU.options``):
+The open decisions D-MAU-1..4 are options (``MAU_MAU.options``):
 ``cannot_discard`` (D-MAU-1), ``scoring`` and ``target`` (D-MAU-2), ``jack_wild`` (D-MAU-3),
 ``seat_range`` (D-MAU-4). The registered seat range is D-MAU-4's default, 2 to 6; the
 alternative "3-6" is checked against the number of seats when a game is created, and "up to 7"
@@ -92,7 +92,7 @@ MAU_MAU = GameType(
     title="Mau-Mau",
     min_seats=2,
     max_seats=6,
-    rules_section="rules-spec.md §3",
+    rules_section="docs/games/mau-mau.md",
     lower_score_wins=True,
     options=(
         OptionSpec(
@@ -130,7 +130,7 @@ MAU_MAU = GameType(
             "seat_range",
             "2-6",
             "D-MAU-4. Players allowed: 2-6 (the registered range) or 3-6 (a 2-seat game is"
-            " then rejected). The reference's 'up to 7' is not offered: it would change the"
+            " then rejected). An 'up to 7' is not offered: it would change the"
             " registered seat range.",
             choices=SEAT_RANGES,
         ),

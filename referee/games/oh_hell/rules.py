@@ -1,4 +1,4 @@
-"""Oh Hell as Board Game Arena plays it (seed 004; rules reference section 5).
+"""Oh Hell as Board Game Arena plays it (rules reference: docs/games/oh-hell.md).
 
 A game is a series of hands. Each hand, every seat is dealt the same number of cards from a
 52-card deck (ace high), the next card is turned up and its suit is trump. Starting left of the
@@ -8,12 +8,12 @@ must follow suit if they can, otherwise play anything; the highest trump wins th
 highest card of the suit led, and the winner leads next. A hand scores by the chosen scoring
 style; the game ends after the last hand of the chosen deal style and the highest total wins.
 
-Decisions the seed leaves open, fixed here as the reference resolves them (section 5.2):
-the first dealer is drawn at random and the deal passes clockwise (OH-A4); bidding runs clockwise
-from the dealer's left (OH-A2); that seat leads the first trick (OH-A3); the trump card is the
-first undealt card (OH-A5); the one-card hand is played once (OH-A6); bids run 0..hand size
-(OH-A7); only the dealer is restricted (OH-A8); the short high-low style always starts at 6
-(OH-A10). The one decision with a real alternative, D-OH-1 (ties), is the ``tie_break`` option.
+Decisions the traditional rules leave open (docs/games/oh-hell.md, decisions): the first dealer is
+drawn at random and the deal passes clockwise (OH-A4); bidding runs clockwise from the dealer's
+left (OH-A2); that seat leads the first trick (OH-A3); the trump card is the first undealt card
+(OH-A5); the one-card hand is played once (OH-A6); bids run 0..hand size (OH-A7); only the dealer
+is restricted (OH-A8); the short high-low style always starts at 6 (OH-A10). The one decision with
+a real alternative, D-OH-1 (ties), is the ``tie_break`` option.
 
 Actions: ``0..51`` play that card (``StandardDeck`` ids); ``52 + b`` bids ``b`` tricks.
 """
@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
 
 from referee.games.api import (
     GameType,
@@ -36,15 +34,20 @@ from referee.games.api import (
 )
 from referee.games.bits import set_bits, suit_card_tables
 from referee.games.cards import StandardDeck
-
-BID_BASE = 52
-"""Action ``BID_BASE + b`` is a bid of ``b`` tricks."""
+from referee.games.oh_hell.view import (
+    BID_BASE,
+    MAX_SEATS,
+    HandResult,
+    PublicView,
+    Trick,
+    observe,
+)
 
 MAX_HAND_SIZE = 10
-"""The seed caps a hand at ten cards per player."""
+"""A hand has at most ten cards per player."""
 
 SHORT_HIGH_LOW_START = 6
-""""Curta – Alta e baixa" always runs 6 … 1 … 6, whatever the number of players."""
+"""BGA's "Curta – Alta e baixa" always runs 6 … 1 … 6, whatever the number of players."""
 
 DEAL_STYLES = ("long", "long_inverted", "short_high_low", "short_high", "short_low")
 SCORING_STYLES = ("positive", "neutral", "negative")
@@ -54,13 +57,13 @@ OH_HELL = GameType(
     name="oh-hell",
     title="Oh Hell",
     min_seats=3,
-    max_seats=7,
-    rules_section="rules-spec.md §5",
+    max_seats=MAX_SEATS,
+    rules_section="docs/games/oh-hell.md",
     options=(
         OptionSpec(
             "deal_style",
             "long",
-            "Hand sizes over the game: long = max…1…max (the seed's base game), long_inverted ="
+            "Hand sizes over the game: long = max…1…max (the traditional game), long_inverted ="
             " 1…max…1, short_high_low = 6…1…6, short_high = 1…max, short_low = max…1.",
             choices=DEAL_STYLES,
         ),
@@ -85,8 +88,6 @@ _SUIT_MASK = tuple(0x1FFF << (13 * s) for s in range(4))
 
 
 _SUIT_CARDS = suit_card_tables(4, 13)
-_CLUB_CARDS, _DIAMOND_CARDS, _HEART_CARDS, _SPADE_CARDS = _SUIT_CARDS
-_new_tuple = tuple.__new__
 
 
 _DECK = tuple(range(StandardDeck.SIZE))
@@ -148,78 +149,16 @@ def forbidden_dealer_bid(hand_size: int, other_bids: Sequence[int]) -> int | Non
     return rest if 0 <= rest <= hand_size else None
 
 
-@dataclass(frozen=True)
-class HandResult:
-    """How one finished hand went for every seat."""
-
-    hand_size: int
-    dealer: int
-    trump_card: int
-    bids: tuple[int, ...]
-    tricks: tuple[int, ...]
-    points: tuple[int, ...]
-
-
-_Trick = tuple[int, tuple[int, ...], int]
-"""A finished trick: (leader, cards in play order, winner)."""
-
-
-class OhHellObservation(NamedTuple):
-    """What one seat sees: its own hand and everything public, never another hand or the deck.
-
-    A NamedTuple, like every game's observation: one is built per decision, and a frozen
-    dataclass costs about three times as much to construct (benchmarks/decision_cost.py).
-    """
-
-    seat: int
-    num_seats: int
-    deal_style: str
-    scoring: str
-    hand_number: int
-    num_hands: int
-    hand_size: int
-    dealer: int
-    trump_card: int
-    hand: tuple[int, ...]
-    bids: tuple[int | None, ...]
-    tricks_won: tuple[int, ...]
-    trick_leader: int
-    current_trick: tuple[int, ...]
-    completed_tricks: tuple[_Trick, ...]
-    scores: tuple[int, ...]
-    previous_hands: tuple[HandResult, ...]
-    bidding: bool
-
-
-_PublicBlock = tuple[
-    list[_Trick],
-    int,
-    bool,
-    str,
-    str,
-    int,
-    int,
-    int,
-    int,
-    int,
-    tuple[int | None, ...],
-    tuple[int, ...],
-    tuple[_Trick, ...],
-    tuple[int, ...],
-    tuple[HandResult, ...],
-]
-"""The key (list of finished tricks, its length, bidding flag), then ``OhHellObservation``'s
-fields ``deal_style`` to ``trump_card``, ``bids``, ``tricks_won``, ``completed_tricks``,
-``scores`` and ``previous_hands`` (``OhHellState._public_block``)."""
-
-
 class OhHellState(State):
     """A whole game of Oh Hell, from the first deal to the final scores."""
 
     game_type = OH_HELL
 
-    _block_cache: _PublicBlock | None = None
-    """``_public_block`` for one list of finished tricks at one point of the hand."""
+    public_changes = 0
+    """Bumped whenever what every seat sees changes but for the current trick (a bid, a
+    finished trick, a new hand): what the view's cache is keyed on."""
+    view_cache: PublicView | None = None
+    """The view's (``view.observe``); the rules never read it."""
 
     def __init__(
         self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
@@ -255,9 +194,10 @@ class OhHellState(State):
         self.bids: list[int | None] = [None] * n
         self.tricks_won = [0] * n
         self.trick: list[int] = []
-        self.completed_tricks: list[_Trick] = []
+        self.completed_tricks: list[Trick] = []
         self.bidding = True
         self.to_act = self.trick_leader = (self.dealer + 1) % n
+        self.public_changes += 1
 
     def current_seat(self) -> int:
         return self.to_act
@@ -303,6 +243,7 @@ class OhHellState(State):
         if action not in self._legal_bids():
             raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
         self.bids[seat] = action - BID_BASE
+        self.public_changes += 1
         if seat == self.dealer:
             self.bidding = False
             self.to_act = self.trick_leader
@@ -327,6 +268,7 @@ class OhHellState(State):
         winner = (self.trick_leader + trick_winner(trick, self.trump_suit)) % n
         self.tricks_won[winner] += 1
         self.completed_tricks.append((self.trick_leader, tuple(trick), winner))
+        self.public_changes += 1
         self.trick = []
         self.to_act = self.trick_leader = winner
         if len(self.completed_tricks) == self.hand_size:
@@ -361,104 +303,7 @@ class OhHellState(State):
     def scores_so_far(self) -> tuple[int, ...]:
         return tuple(self.scores)
 
-    def observe(self, seat: int) -> OhHellObservation:
-        tricks = self.completed_tricks
-        block = self._block_cache
-        if (
-            block is None
-            or block[0] is not tricks
-            or block[1] != len(tricks)
-            or block[2] != self.bidding
-        ):
-            block = self._public_block()
-        (
-            _,
-            _,
-            bidding,
-            deal_style,
-            scoring,
-            hand_number,
-            num_hands,
-            hand_size,
-            dealer,
-            trump_card,
-            bids,
-            tricks_won,
-            completed,
-            scores,
-            previous,
-        ) = block
-        if bidding:  # the one part that changes at every bid
-            bids = tuple(self.bids)
-        hand = self.hands[seat]
-        # Positionally, without NamedTuple's keyword __new__: one observation per decision.
-        return _new_tuple(
-            OhHellObservation,
-            (
-                seat,  # seat
-                self.num_seats,  # num_seats
-                deal_style,  # deal_style
-                scoring,  # scoring
-                hand_number,  # hand_number
-                num_hands,  # num_hands
-                hand_size,  # hand_size
-                dealer,  # dealer
-                trump_card,  # trump_card
-                _CLUB_CARDS[hand & 0x1FFF]  # hand, in id order as set_bits(hand)
-                + _DIAMOND_CARDS[hand >> 13 & 0x1FFF]
-                + _HEART_CARDS[hand >> 26 & 0x1FFF]
-                + _SPADE_CARDS[hand >> 39],
-                bids,  # bids
-                tricks_won,  # tricks_won
-                self.trick_leader,  # trick_leader
-                tuple(self.trick),  # current_trick
-                completed,  # completed_tricks
-                scores,  # scores
-                previous,  # previous_hands
-                bidding,  # bidding
-            ),
-        )
-
-    def _public_block(self) -> _PublicBlock:
-        """What ``observe`` shows every seat alike but the current trick, cached until a trick
-        is taken or the bidding ends; while bidding, ``observe`` builds the bids itself.
-
-        The cache is keyed on the very list of finished tricks (a new hand, or a state that a
-        search bot or a test re-creates, brings a new list), its length and the bidding flag.
-        A new block keeps the previous one's tuples that cannot have changed (scores and
-        finished hands within a hand, bids once bidding is over), so codecs that compare
-        parts by identity find them unchanged.
-        """
-        tricks = self.completed_tricks
-        old = self._block_cache
-        if old is not None and old[0] is tricks and len(old[14]) == len(self.previous_hands):
-            bids = tuple(self.bids) if old[2] else old[10]
-            scores, previous = old[13], old[14]
-        else:
-            bids, scores, previous = (
-                tuple(self.bids),
-                tuple(self.scores),
-                tuple(self.previous_hands),
-            )
-        block = (
-            tricks,
-            len(tricks),
-            self.bidding,
-            self.deal_style,
-            self.scoring,
-            self.hand_index + 1,
-            len(self.schedule),
-            self.hand_size,
-            self.dealer,
-            self.trump_card,
-            bids,
-            tuple(self.tricks_won),
-            tuple(tricks),
-            scores,
-            previous,
-        )
-        self._block_cache = block
-        return block
+    observe = observe
 
     def describe_action(self, action: int) -> str:
         if action >= BID_BASE:

@@ -1,4 +1,4 @@
-"""Two-handed Pinochle (seed 000): see ``rules`` for the game, its options and action encoding."""
+"""Two-handed Pinochle: see ``rules`` for the game, its options and action encoding."""
 
 from referee.games.pinochle.rules import PINOCHLE_GAME, PinochleObservation, PinochleState
 

@@ -1,4 +1,4 @@
-"""Two-handed Pinochle with a turned-up trump (seed 000; rules reference section 1).
+"""Two-handed Pinochle with a turned-up trump (rules reference: docs/games/pinochle.md).
 
 Two players, 48 cards: two copies each of A 10 K Q J 9 (ranking in that order) in every suit.
 Each hand the dealer deals twelve cards each in packets of four, non-dealer first, and turns the
@@ -27,7 +27,7 @@ of the hand. After each hand, if exactly one player has reached the target (1,00
 both have, the target rises by 250 (1,250, 1,500, ...). A player may instead declare himself
 out on any of his turns (option ``declare_out``).
 
-Decisions the seed leaves open follow the reference's resolutions (section 1.2): PIN-A1 ranking,
+Decisions the traditional rules leave open (docs/games/pinochle.md, decisions): PIN-A1 ranking,
 A2/A3 trick winner, A4 winner leads, A5 turn-up drawn last, A7 dix exchange timing, A8 one meld
 per won trick, A9 meld classes, A10 trump K+Q scores 40 only, A11 tabled cards playable, A12 a
 meld after trick 12, A13 phase-2 obligations, A14 last trick = trick 24, A16 ``>=`` and +250
@@ -35,7 +35,7 @@ steps, A19 alternating deal, A20 non-dealer first. The D-PIN-* decisions are opt
 
 Two choices of ours where the reference is silent, both documented in ``docs/games/pinochle.md``:
 - When both totals reach the target at the end of a hand the target rises by 250 until at most
-  one does; if one then does, he wins at once (the seed: "nesse momento").
+  one does; if one then does, he wins at once ("nesse momento", at that very moment).
 - A declaration closes the score sheet: a right claim records the declarer's claimed total and
   the opponent's total from finished hands; a wrong claim records the declarer at 0 (he loses).
 
@@ -144,12 +144,12 @@ PINOCHLE_GAME = GameType(
     title="Pinochle (two-handed)",
     min_seats=2,
     max_seats=2,
-    rules_section="rules-spec.md §1",
+    rules_section="docs/games/pinochle.md",
     options=(
         OptionSpec(
             "turnup_bonus_rank",
             "10",
-            "D-PIN-1. The turn-up rank that scores 10 for the dealer: 10 = a Ten (the seed's"
+            "D-PIN-1. The turn-up rank that scores 10 for the dealer: 10 = a Ten (the traditional"
             " words); 9 = the 9 of trumps, the dix (standard rules).",
             choices=TURNUP_BONUS_RANKS,
         ),
@@ -157,7 +157,7 @@ PINOCHLE_GAME = GameType(
             "dix_points",
             0,
             "D-PIN-2. Points for exchanging the 9 of trumps for the turn-up, and for showing the"
-            " second 9 of trumps: 0 (the seed's table has no dix); 10 in standard rules.",
+            " second 9 of trumps: 0 (the traditional table has no dix); 10 in standard rules.",
             minimum=0,
             maximum=100,
         ),
@@ -356,33 +356,6 @@ MELDS = _meld_table()
 
 
 _MELD_MASKS = tuple(spec.mask for spec in MELDS)
-_MELD_CLASS = tuple(MELD_CLASS[spec.kind] for spec in MELDS)
-
-
-def meld_is_legal(meld: int, hand: int, tabled: int, usage: Sequence[int], trump: int) -> bool:
-    """Whether a player holding ``hand`` (``tabled`` of it on the table) may declare ``meld``.
-
-    ``usage[3 * card + cls]`` is the highest value of a class-``cls`` meld that ``card`` was
-    already part of (0 if none). Checks: the cards are all held; at least one comes from the
-    concealed hand; a flush is of trumps; every tabled card is reused only in a meld of another
-    class or of higher value in the same class (PIN-E2, PIN-E3).
-    """
-    spec = MELDS[meld]
-    mask = spec.mask
-    if mask & ~hand or not mask & ~tabled:
-        return False
-    if spec.kind == FLUSH and spec.suit != trump:
-        return False
-    reused = mask & tabled
-    if reused:
-        value = spec.points(trump)
-        cls = _MELD_CLASS[meld]
-        while reused:
-            low = reused & -reused
-            if usage[3 * (low.bit_length() - 1) + cls] >= value:
-                return False
-            reused ^= low
-    return True
 
 
 _COPY0 = 0x555555555555
@@ -426,11 +399,6 @@ def held_families(hand: int) -> int:
         | (clubs & diamonds & hearts & spades & _HAS_FOUR and HOLDS_FOURS)
         | (spades & _HAS_QUEEN and diamonds & _HAS_JACK and HOLDS_PINOCHLE)
     )
-
-
-def may_meld(hand: int) -> bool:
-    """A quick test: whether ``hand`` holds the cards of any meld (tabled or not)."""
-    return held_families(hand) != 0
 
 
 def _meld_table_by_window(
@@ -519,15 +487,6 @@ _FOURS_BY_RANK = tuple(
     )
 )
 """(flag, shift of the rank's copy bits in a suit, ``_FOUR_MELDS`` entry) for A, K, Q, J."""
-
-
-def legal_melds(hand: int, tabled: int, usage: Sequence[int], trump: int) -> tuple[int, ...]:
-    """Every meld id the player may declare now, ascending."""
-    return tuple(
-        a - MELD_BASE
-        for a in held_meld_actions(hand, trump)
-        if not tabled or meld_is_legal(a - MELD_BASE, hand, tabled, usage, trump)
-    )
 
 
 # -- game end -------------------------------------------------------------------------------
@@ -715,7 +674,8 @@ _ACTION_MASK_USED = (((0, 0),) * MELD_BASE) + tuple(
 
 
 def allowed_melds(actions: tuple[int, ...], tabled: int, used: Sequence[int]) -> tuple[int, ...]:
-    """The meld actions among ``actions`` (all held) that ``meld_is_legal`` allows.
+    """The meld actions among ``actions`` (all held) that the rules allow (the tests check it
+    against ``meld_is_legal``, the definition, in ``tests/pinochle_oracles.py``).
 
     A meld needs a concealed card and no tabled card already used in its family (see
     ``USED_MARRIAGE``); ``used[i]`` is the mask of family ``i``.
@@ -1029,7 +989,7 @@ class PinochleState(State):
             else:
                 self._declare_out(seat)
             return
-        # Play a card; with the end of a trick, the hot path of random playouts, all inlined.
+        # Play a card; with the end of a trick, the hot path of random playouts.
         bit = 1 << action
         hands = self.hands
         hands[seat] ^= bit
@@ -1058,14 +1018,7 @@ class PinochleState(State):
             # The winner may meld / exchange the dix; else both draw at once. Whether he may
             # meld is decided from flags and masks; the melds are listed only when asked for.
             hand = hands[winner]
-            features = _SUIT_FEATURES  # held_families(hand), inlined
-            clubs, diamonds = features[hand & 0xFFF], features[hand >> 12 & 0xFFF]
-            hearts, spades = features[hand >> 24 & 0xFFF], features[hand >> 36]
-            held = (
-                (clubs | diamonds | hearts | spades) & HOLDS_MARRIAGE
-                | (clubs & diamonds & hearts & spades & _HAS_FOUR and HOLDS_FOURS)
-                | (spades & _HAS_QUEEN and diamonds & _HAS_JACK and HOLDS_PINOCHLE)
-            )
+            held = held_families(hand)
             if held:
                 tabled = self.tabled[winner]
                 if tabled and not any_meld_allowed(hand, tabled, self.used, trump, held):

@@ -21,7 +21,7 @@ from referee.codec.wire import (
     tag,
     uint_field,
 )
-from referee.games.oh_hell.rules import BID_BASE, OH_HELL, HandResult, OhHellObservation
+from referee.games.oh_hell.view import BID_BASE, MAX_SEATS, HandResult, OhHellObservation
 
 _FinishedTrick = tuple[int, tuple[int, ...], int]
 """(leader, cards in play order, winner), as ``OhHellObservation.completed_tricks`` holds them."""
@@ -29,7 +29,7 @@ _FinishedTrick = tuple[int, tuple[int, ...], int]
 _PHASE_BIDDING = oh_hell_pb2.OH_HELL_PHASE_BIDDING
 _PHASE_PLAYING = oh_hell_pb2.OH_HELL_PHASE_PLAYING
 _CARDS = tuple(standard_card(card) for card in range(52))
-_SEATS = range(OH_HELL.max_seats)
+_SEATS = range(MAX_SEATS)
 
 
 _Obs = oh_hell_pb2.OhHellObservation
@@ -142,14 +142,14 @@ def _seat_entry(key: tuple[int | None, int, int]) -> bytes:
 
 
 class OhHellCodec(GameCodec):
-    """Codec for ``referee.games.oh_hell``.
+    """Oh Hell's views (``view.OhHellObservation``) and actions on the wire.
 
     ``observation_bytes`` writes an observation from five parts: the header fields (options,
     hand number, dealer, trump), the seat's hand, the seat summaries with the phase, the current
     trick, and the finished tricks with the previous hands. The hand and the current trick
     change at every decision and are written directly. The other three are kept from the last
     observation and rebuilt when the fields they come from change: the header is compared by
-    value; the others by identity, as the engine shares those tuples until a bid, a trick taken
+    value; the others by identity, as the view shares those tuples until a bid, a trick taken
     or a new hand changes them (equal new tuples only cost a rebuild).
     """
 

@@ -1,0 +1,72 @@
+"""Positions are values: a state's position makes an equal state, and ``copy()`` branches.
+
+For every registered game with positions, at every decision of seeded random playouts: the
+position read from the state makes a state with the same position, the same legal actions and
+the same observation for every seat. For every game, two copies (``State.copy``) played on to
+the end with the same actions end the same, and leave the original untouched.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from referee.games.api import State
+from referee.games.entry import GameEntry
+from referee.games.registry import GAMES, make_game
+
+WITH_POSITIONS = [entry for entry in GAMES if entry.position_of is not None]
+
+
+@pytest.mark.parametrize("entry", WITH_POSITIONS, ids=lambda entry: entry.name)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_positions_round_trip_at_every_decision(entry: GameEntry, seed: int) -> None:
+    assert entry.position_of is not None
+    seats = entry.game_type.max_seats if seed % 2 else entry.game_type.min_seats
+    state = make_game(entry.name, seats, entry.short_options).new_state(seed)
+    rng = random.Random(seed)
+    while not state.is_terminal():
+        position = entry.position_of(state)
+        rebuilt = position.state()
+        assert entry.position_of(rebuilt) == position
+        assert rebuilt.current_seat() == state.current_seat()
+        assert list(rebuilt.legal_actions()) == list(state.legal_actions())
+        for seat in range(seats):
+            assert rebuilt.observe(seat) == state.observe(seat)
+        str(position)  # reads aloud without failing
+        legal = state.legal_actions()
+        state.apply(legal[rng.randrange(len(legal))])
+    position = entry.position_of(state)
+    assert entry.position_of(position.state()) == position
+    assert position.state().is_terminal()
+
+
+def snapshot(state: State) -> tuple[object, ...]:
+    """What the interface shows of ``state``: who acts, the legal actions, every view."""
+    views = tuple(state.observe(seat) for seat in range(state.num_seats))
+    return state.current_seat(), tuple(state.legal_actions()), views, state.scores_so_far()
+
+
+@pytest.mark.parametrize("entry", GAMES, ids=lambda entry: entry.name)
+@pytest.mark.parametrize("moves_before", [0, 7, 40])
+def test_a_copy_plays_on_alone(entry: GameEntry, moves_before: int) -> None:
+    seats = entry.game_type.min_seats
+    state = make_game(entry.name, seats, entry.short_options).new_state(moves_before)
+    rng = random.Random(5)
+    for _ in range(moves_before):
+        if state.is_terminal():
+            break
+        legal = state.legal_actions()
+        state.apply(legal[rng.randrange(len(legal))])
+    before = snapshot(state)
+    copy = state.copy()
+    twin = state.copy()
+    assert snapshot(copy) == before
+    while not copy.is_terminal():
+        legal = copy.legal_actions()
+        action = legal[rng.randrange(len(legal))]
+        copy.apply(action)
+        twin.apply(action)
+    assert snapshot(state) == before, "playing a copy changed the original"
+    assert twin.outcome() == copy.outcome()
