@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.ratings import INITIAL_MU, INITIAL_SIGMA
+from arena.ratings import DISPLAY_SQL, INITIAL_MU, INITIAL_SIGMA
 from arena.store.repository import Store
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2
@@ -64,3 +64,17 @@ def test_pages_without_a_search_follow_the_ladder(store: Store) -> None:
     assert [(s.position, s.bot.name) for s in page] == [(3, "gamma%"), (4, "ALPHA-2")]
     start = INITIAL_MU - 3 * INITIAL_SIGMA  # no rated match yet: the change since the start
     assert all(s.trend == pytest.approx(s.rating - start) for s in page)
+
+
+def test_a_page_of_standings_reads_the_index_in_standings_order(store: Store) -> None:
+    ladder_id = _ladder(store)
+    if store.db.dialect != "sqlite":
+        pytest.skip("the plan is checked on SQLite (PostgreSQL's depends on its statistics)")
+    with store.db.transaction() as tx:
+        plan = tx.all(
+            f"EXPLAIN QUERY PLAN SELECT e.bot_id FROM entries e WHERE e.ladder_id = ? "
+            f"ORDER BY {DISPLAY_SQL} DESC, e.bot_id LIMIT 50",
+            (ladder_id,),
+        )
+    details = " ".join(str(row[-1]) for row in plan)
+    assert "entries_by_rating" in details and "TEMP B-TREE" not in details, details

@@ -307,7 +307,9 @@ def _v13(dialect: str) -> list[str]:
 def _v14(dialect: str) -> list[str]:
     """A ladder's entries in standings order (μ − 3σ, best first; ties by bot id): a page of
     the standings of a ladder of 10,000 reads its own rows instead of sorting every entry
-    (``Store.standings``; the web UI's standings pages)."""
+    (``Store.standings``; the web UI's standings pages). The expression is
+    ``arena.ratings.DISPLAY_SQL`` as it is today, written out: a shipped migration never
+    changes (tests/test_standings_search.py checks that the standings still use it)."""
     del dialect
     return [
         "CREATE INDEX entries_by_rating ON entries (ladder_id, (mu - 3 * sigma) DESC, bot_id)",

@@ -342,9 +342,9 @@ def _history_chart(points: Sequence[pb.RatingPoint], width: int = 640, height: i
         f'to {values[-1]:.2f}" preserveAspectRatio="none">'
         f'<line x1="{pad}" y1="{y(high):.1f}" x2="{width - pad}" y2="{y(high):.1f}" class="grid"/>'
         f'<line x1="{pad}" y1="{y(low):.1f}" x2="{width - pad}" y2="{y(low):.1f}" class="grid"/>'
-        f'<text x="2" y="{y(high) + 4:.1f}">{high:.1f}</text>'
-        f'<text x="2" y="{y(low) + 4:.1f}">{low:.1f}</text>'
         f'<polyline points="{coords}"/></svg>'
+        f'<p class="hint">{len(values)} rated matches · from {values[0]:.2f} to '
+        f"{values[-1]:.2f} · lowest {min(values):.2f}, highest {max(values):.2f}</p>"
     )
 
 
