@@ -24,7 +24,7 @@ SIZES = {1440: 900, 390: 844}
 
 
 def pages(arena: WebArena) -> dict[str, str]:
-    """Each page's name and path (a finished match and, when one is playing, a live one)."""
+    """Each page's name and path (a finished match; the live table's is found later)."""
     finished = arena.json(f"/api/v1/ladders/{LADDER}/matches?phase=finished&page_size=1")
     shown = {
         "ladders": "/",
@@ -35,8 +35,7 @@ def pages(arena: WebArena) -> dict[str, str]:
         "live": "/live",
         "operator": "/operator",
     }
-    live = wait_for(arena.live_match, what="a live match")
-    shown["live-table"] = f"/matches/{live}"
+    shown["live-table"] = ""  # a match in play, picked just before its screenshot
     return shown
 
 
@@ -58,6 +57,8 @@ def main() -> None:
         for width, height in SIZES.items():
             page = browser.new_page(viewport={"width": width, "height": height})
             for name, path in shown.items():
+                if name == "live-table":  # one the thinker plays: it lasts a few seconds
+                    path = f"/matches/{wait_for(arena.live_match, what='a live match')}"
                 page.goto(arena.url.rstrip("/") + path)
                 page.wait_for_load_state("networkidle")
                 page.wait_for_timeout(1500 if name == "live-table" else 300)

@@ -18,6 +18,8 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -440,4 +442,7 @@ def make_app(web: WebApp) -> Starlette:
         Route("/api/v1/operator", _api(web.api_operator)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, exception_handlers={404: not_found})
+    # Compressed when the browser accepts it (a long match's frames shrink about tenfold);
+    # server-sent events are never buffered for it (Starlette leaves text/event-stream out).
+    middleware = [Middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)]
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={404: not_found})
