@@ -38,6 +38,7 @@ PAGE_SIZE = 50
 MAX_OFFSET = 10_000_000
 LIVE_PAGES = 20
 """At most this many pages of 100 live matches are read for ``/live`` and the ladder counts."""
+EVENTS = "/api/v1/matches/{}/events"
 MAX_STREAMS = 256
 """Live-table streams served at once by this process; more get 503."""
 
@@ -188,6 +189,11 @@ class WebApp:
         names = await self.ladder_names()
         ladder = names.get(listed.ladder_id, listed.kind)
         if listed.phase == pb.MATCH_PHASE_PLAYING:
+            if not listed.ladder_id:  # a validation match: no ladder settings to draw it with
+                refusal = (
+                    f"a {listed.kind} match in play: its moves are at {EVENTS.format(match_id)}"
+                )
+                return pages.match_page(match_id, None, listed, ladder, refusal=refusal)
             return pages.match_page(match_id, None, listed, ladder)
         try:
             record = (await self.calls.record(match_id)).record
