@@ -16,6 +16,7 @@ from arena.cli_args import OneLineParser, count, parse_options, positive
 from arena.cli_bots import add_commands as add_bot_commands
 from arena.cli_matches import add_commands as add_match_commands
 from arena.cli_service import add_commands
+from arena.cli_watch import add_commands as add_watch_commands
 from arena.demo import cmd_demo
 from arena.local_bots import stops_started_on_signal
 from arena.play import add_command as add_play_command
@@ -197,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_commands(commands)
     add_match_commands(commands)
     add_bot_commands(commands)
+    add_watch_commands(commands)
     add_play_command(commands)
 
     demo = commands.add_parser(

@@ -140,6 +140,8 @@ def cmd_bot(args: argparse.Namespace) -> int:
 def cmd_set_state(args: argparse.Namespace) -> int:
     """Pause, resume or retire a bot: the owner's call, or the operator's with ``--as-admin``."""
     state = ADMIN_BOT_STATES[args.command]
+    if args.reason and not args.as_admin:
+        raise SystemExit("error: --reason is the operator's (with --as-admin)")
     client = _client(args)
     try:
         if args.as_admin:

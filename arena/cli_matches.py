@@ -118,7 +118,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     ):
         parser = add_client_command(commands, name, help_text)
         parser.add_argument("ladder", nargs="?", default="", help="only this ladder (id or name)")
-        parser.add_argument("--bot", default="", help="only this bot's matches (its id)")
+        parser.add_argument("--bot", default="", help="only this bot's matches (id or OWNER/NAME)")
         parser.add_argument(
             "--limit",
             type=_limit,

@@ -259,6 +259,8 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
             f"{ladder.matches_finished} matches{page})"
         )
     )
+    # A duplicate ladder rates a deal's rotations as one set: a first place is a set's.
+    firsts = "first sets" if ladder.config.duplicate_deals else "firsts"
     for column in (
         "#",
         "bot",
@@ -267,7 +269,7 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
         "μ",
         "σ",
         "matches",
-        "firsts",
+        firsts,
         "faults/100",
         "state",
     ):
@@ -300,25 +302,6 @@ def cmd_standings(args: argparse.Namespace) -> int:
     except grpc.RpcError as error:
         return _fail(error)
     console.print(standings_table(response))
-    return 0
-
-
-def cmd_watch(args: argparse.Namespace) -> int:
-    """Follow a match live."""
-    try:
-        for event in _client(args).watch(args.match_id):
-            if event.HasField("move"):
-                move = event.move
-                flag = " (default after a fault)" if move.defaulted else ""
-                _say(f"#{move.index} seat {move.seat}: {move.description}{flag}")
-            else:
-                record = event.finished
-                _say(
-                    f"finished: ranks {list(record.outcome.ranks)}, "
-                    f"scores {list(record.outcome.scores)}"
-                )
-    except grpc.RpcError as error:
-        return _fail(error)
     return 0
 
 
@@ -678,9 +661,6 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     standings.add_argument("--top", type=_count, default=0, help="show this many (default: all)")
     standings.add_argument("--skip", type=_count, default=0, help="start below the best SKIP")
     standings.set_defaults(run=cmd_standings)
-    watch = client_parser("watch", "follow a match live")
-    watch.add_argument("match_id")
-    watch.set_defaults(run=cmd_watch)
     create = client_parser("create-ladder", "create a ladder (admin token)")
     create.add_argument("name")
     create.add_argument("--game", required=True)

@@ -181,7 +181,7 @@ async def _cancel_on_signal(scope: trio.CancelScope, signalled: list[int]) -> No
 def _results_table(name: str, kind: str, mine: list[tuple[record_pb2.MatchRecord, int]]) -> Table:
     table = Table(title=f"{name} against {kind}")
     for column in ("bot", "seats played", "first places", "mean rank", "mean score", "faults"):
-        table.add_column(column, justify="left" if column == "bot" else "right")
+        table.add_column(column, justify="left" if column == "bot" else "right", overflow="fold")
     for label, is_mine in ((name, True), (kind, False)):
         seats = [
             (record, seat)

@@ -89,8 +89,15 @@ class RequestGuard(grpc.aio.ServerInterceptor):
         method = handler_call_details.method
         parse: Callable[[bytes], Any] = handler.request_deserializer or (lambda raw: raw)
         if handler.response_streaming:
+            # A coroutine that writes its responses (context.write: the health Watch) stays a
+            # coroutine; grpc refuses an async generator that also calls context.write.
+            guard = (
+                self._guard_unary
+                if inspect.iscoroutinefunction(handler.unary_stream)
+                else self._guard_stream
+            )
             return grpc.unary_stream_rpc_method_handler(
-                self._guard_stream(method, parse, handler.unary_stream),
+                guard(method, parse, handler.unary_stream),
                 response_serializer=handler.response_serializer,
             )
         return grpc.unary_unary_rpc_method_handler(

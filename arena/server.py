@@ -1,4 +1,5 @@
-"""``arena serve``: the arena API, health checking, reflection, metrics and the ladder engine.
+"""``arena serve``: the arena API, health checking, reflection (arena/reflection.py), metrics
+and the ladder engine.
 
 One process: an asyncio host loop owns every gRPC object (the API server, the in-process house
 random bot used for validation, the channels to bots), and trio runs the ladder engine as its
@@ -25,7 +26,6 @@ import grpc
 import grpc.aio
 import trio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
 from arena.endpoint_guard import GuardPolicy
@@ -33,6 +33,7 @@ from arena.endpoint_resolver import EndpointGuard
 from arena.ladder import Arena, ArenaConfig
 from arena.limits import ApiLimits, LimitInterceptor, LimitsConfig
 from arena.peers import PeerChannels
+from arena.reflection import HealthServicer, enable_reflection
 from arena.rpc_errors import RateLimitedLog, RequestGuard
 from arena.service import ArenaServicer
 from arena.store.db import Database, open_database
@@ -123,11 +124,9 @@ async def serve(
         arena = Arena(store, pool, metrics, house_address, config, guard)
         servicer = ArenaServicer(store, arena, options.admin_token, limits, peers)
         arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)
-        health_servicer = health.aio.HealthServicer()
+        health_servicer = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
-        )
+        enable_reflection((SERVICE_NAME, health.SERVICE_NAME), server)  # v1 and v1alpha
         await await_aio(server.start)
         guard.add_own_socket(*_host_port(address))
     except BaseException:

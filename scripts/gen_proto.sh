@@ -18,3 +18,11 @@ find cardarena -type d | while read -r dir; do
   printf '"""Generated from proto/ by scripts/gen_proto.sh; do not edit."""\n' >"$dir/__init__.py"
 done
 touch cardarena/py.typed
+mkdir -p cardarena/vendor
+# gRPC's reflection v1 (grpcio-reflection ships only v1alpha): messages only, under
+# cardarena/vendor/ so the module path cannot shadow the grpc package.
+"$python" -m grpc_tools.protoc -Iproto_vendor --python_out=cardarena/vendor \
+  --mypy_out=cardarena/vendor grpc/reflection/v1/reflection.proto
+find cardarena/vendor -type d | while read -r dir; do
+  printf '"""Generated from proto_vendor/ by scripts/gen_proto.sh; do not edit."""\n' >"$dir/__init__.py"
+done

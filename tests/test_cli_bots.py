@@ -9,7 +9,10 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from rich.console import Console
+
 from arena.cli_bots import sparkline
+from arena.cli_service import standings_table
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from tests.helpers import ROOT, random_bots
 from tests.test_ladder_e2e import ADMIN, arena_service, quick_ladder, wait_active, wait_for
@@ -91,6 +94,9 @@ def test_the_bot_commands_by_owner_and_name(tmp_path: Path) -> None:
         code, out = cli(service.address, "resume", other_ref, token=tokens[1])
         assert code == 0 and "active" in out, out
 
+        code, out = cli(service.address, "pause", other_ref, "--reason", "x", token=tokens[1])
+        assert code == 1 and "--as-admin" in out, out
+
         # The operator pauses with a reason the owner sees.
         code, out = cli(service.address, "pause", "own2/r2", "--as-admin", "--reason", "checks")
         assert code == 0 and "paused" in out, out
@@ -111,3 +117,15 @@ def test_a_sparkline_runs_from_the_lowest_to_the_highest_block() -> None:
     assert sparkline([1.0, 2.0, 3.0]) == "▁▅█"
     assert sparkline([5.0, 5.0]) == "▁▁"
     assert sparkline([]) == ""
+
+
+def test_a_duplicate_ladders_standings_say_first_places_count_sets() -> None:
+    def header(duplicate: bool) -> str:
+        config = pb.LadderConfig(name="l", duplicate_deals=duplicate)
+        response = pb.GetStandingsResponse(ladder=pb.Ladder(config=config))
+        console = Console(record=True, width=200)
+        console.print(standings_table(response))
+        return console.export_text()
+
+    assert "first sets" in header(True)
+    assert "first sets" not in header(False) and "firsts" in header(False)

@@ -114,7 +114,9 @@ def _no_colon(text: str) -> str:
 def texts(endpoint: bool) -> st.SearchStrategy[str]:
     """Any string: short, huge (up to 300,000 characters), with control and format characters;
     for an endpoint field only texts that never reach a resolver."""
-    huge = st.builds(lambda char, count: char * count, st.characters(), st.integers(0, 300_000))
+    huge = st.builds(
+        lambda char, count: char * count, st.characters(codec="utf-8"), st.integers(0, 300_000)
+    )
     anything = st.one_of(
         st.text(max_size=40),
         st.text(st.characters(categories=["Cc", "Cf", "Zl", "Zp", "Co"]), max_size=20),
