@@ -198,7 +198,11 @@ def run(bots: int, requests: int, loads: int, seeds: int) -> dict[str, Any]:
         token = Path(scratch) / "admin"
         token.write_text("bench-admin")
         serve = arena_serve_command(
-            token, ["--db", database], 1, "--role", "api", "--web-listen", "127.0.0.1:0"
+            token,
+            ["--db", database],
+            1,
+            *("--role", "api", "--web-listen", "127.0.0.1:0"),
+            *("--limit-peer-requests", "off"),  # the pages are timed, not the limiter
         )
         hello = [sys.executable, "-m", "benchmarks.servers.web_hello"]
         with running(serve) as arena, running(hello) as baseline:

@@ -1,4 +1,5 @@
-"""The web UI keeps the duplicate-deal secrecy of the gRPC API, through a real ``arena serve``:
+"""The web UI keeps the rules of the gRPC API, through a real ``arena serve``: the per-address
+limit counts its requests, and the duplicate-deal secrecy holds:
 while any rotation of a deal is unfinished, no other rotation's record, replay frames, live
 events or live table can be read over HTTP, its page says why, and listings show no rank or
 score; once the whole set has finished, its replay can be read."""
@@ -84,3 +85,16 @@ def test_no_rotation_is_shown_on_the_web_until_its_whole_deal_has_finished(
         assert code == 200 and json.loads(body)["record"]["match_id"] == complete[0]
         code, page = get(f"{web}/matches/{complete[0]}")
         assert code == 200 and 'id="table"' in page
+
+
+def test_web_requests_count_against_the_api_limit_of_their_address(tmp_path: Path) -> None:
+    with arena_service(
+        tmp_path, "--web-listen", "127.0.0.1:0", "--limit-peer-requests", "5/min"
+    ) as service:
+        assert service.process.process.stdout is not None
+        web = service.process.process.stdout.readline().split()[1].rstrip("/")
+        answers = [get(f"{web}/api/v1/ladders")[0] for _ in range(8)]
+        assert answers[0] == 200 and 429 in answers, answers
+        code, body = get(f"{web}/api/v1/games")
+        assert code == 429 and "too many calls from your address" in json.loads(body)["error"]
+        assert get(f"{web}/static/style.css")[0] == 200, "static files are not counted"

@@ -24,7 +24,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from arena.limits import ApiLimits, peer_key, whole_seconds
 from arena.web import pages
 from arena.web.calls import ApiError, ArenaCalls
 from arena.web.openapi import openapi_document
@@ -414,6 +416,35 @@ def _api(handler: Callable[[Request], Awaitable[Message | Response]]) -> Endpoin
     return endpoint
 
 
+class PerAddressLimit:
+    """ASGI middleware: each page or API request takes one call from its address's bucket of
+    the API's own per-address limit (``ApiLimits.peer_requests``: the web and gRPC share one
+    budget); an empty bucket is 429 with ``retry-after``. Static files are not counted."""
+
+    def __init__(self, app: ASGIApp, limits: ApiLimits) -> None:
+        self.app = app
+        self.limits = limits
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not scope["path"].startswith("/static/"):
+            host = (scope.get("client") or ("", 0))[0]
+            peer = f"ipv6:[{host}]:0" if ":" in host else f"ipv4:{host}:0"
+            wait = self.limits.peer_requests.acquire(peer_key(peer))
+            if wait:
+                limit = self.limits.config.peer_requests
+                response = JSONResponse(
+                    {
+                        "error": f"too many calls from your address (limit {limit})",
+                        "code": "RESOURCE_EXHAUSTED",
+                    },
+                    status_code=429,
+                    headers={"retry-after": str(whole_seconds(wait))},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def make_app(web: WebApp) -> Starlette:
     """The ASGI app."""
     document = openapi_document()
@@ -450,5 +481,8 @@ def make_app(web: WebApp) -> Starlette:
     ]
     # Compressed when the browser accepts it (a long match's frames shrink about tenfold);
     # server-sent events are never buffered for it (Starlette leaves text/event-stream out).
-    middleware = [Middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)]
+    middleware = [
+        Middleware(PerAddressLimit, limits=web.calls.servicer.limits),
+        Middleware(GZipMiddleware, minimum_size=1024, compresslevel=6),
+    ]
     return Starlette(routes=routes, middleware=middleware, exception_handlers={404: not_found})
