@@ -29,6 +29,7 @@ def test_demo_plays_ladders_and_prints_standings(tmp_path: Path) -> None:
     for ladder in ("oh-hell-demo", "klaberjass-demo"):
         assert ladder in done.stdout
     assert "Where to look next" in done.stdout
+    assert "Web UI: http://127.0.0.1:" in done.stdout, "the demo says where its web UI is"
     assert "heuristic" in done.stdout, "each game's heuristic bot takes part"
     assert (tmp_path / "arena.sqlite3").exists()
     assert "Traceback" not in (tmp_path / "arena.log").read_text()

@@ -136,6 +136,12 @@ def _sse(url: str) -> list[dict[str, Any]]:
 
 def test_live_events_are_what_watch_match_sends_a_stranger(arena: WebArena) -> None:
     match_id = wait_for(lambda: arena.live_match(), what="a live match")
+    listed = arena.json(f"/api/v1/ladders/{LADDER}/matches?phase=playing&page_size=100")
+    live_seats = next(m["seats"] for m in listed["matches"] if m["match_id"] == match_id)
+    status, page = arena.get(f"/matches/{match_id}")
+    assert status == 200
+    if 'data-live="true"' not in page:  # it ended meanwhile: then it is a replay
+        assert arena.get(f"/api/v1/matches/{match_id}")[0] == 200, page
     watched: list[pb.WatchMatchResponse] = []
     watcher = threading.Thread(target=lambda: watched.extend(arena.client.watch(match_id)))
     watcher.start()
@@ -152,7 +158,8 @@ def test_live_events_are_what_watch_match_sends_a_stranger(arena: WebArena) -> N
     assert end["outcome"]["scores"] == list(watched[-1].finished.outcome.scores)
     status, page = arena.get(f"/matches/{match_id}")
     assert status == 200 and '<div id="table"' in page and "/static/replay/viewer.js" in page
-    assert all(seat.bot_name in page for seat in watched[-1].finished.seats)
+    for seat in live_seats:
+        assert f'<a href="/bots/{seat["bot_id"]}">{seat["bot_name"]}</a>' in page
     status, _ = arena.get(f"/api/v1/matches/{match_id}/frames")
     assert status in (200, 501), "frames come from arena.web.replay once it is there"
 

@@ -178,6 +178,21 @@ class Listings:
             listed = self._listed(tx, rows)
         return listed, after.token() if after else ""
 
+    def match(self, match_id: str) -> pb.ListedMatch:
+        """One match as a listing shows it (being played or finished: its ladder, its seats'
+        bots and, unless withheld, their ranks and scores); NOT_FOUND for any other."""
+        with self.db.transaction() as tx:
+            row = tx.one(
+                "SELECT m.match_id, COALESCE(m.ladder_id, ''), m.kind, m.seats, "
+                "COALESCE(m.finished_at_us, m.created_at_us), m.started_at_us, "
+                f"m.finished_at_us, m.result_status, {unfinished_rotations_sql('m')}, m.status "
+                "FROM matches m WHERE m.match_id = ? AND m.status IN ('playing', 'finished')",
+                (match_id,),
+            )
+            if row is None:
+                raise StoreError("NOT_FOUND", f"no match {match_id!r} finished or in play")
+            return self._listed(tx, _page([row[:9]], str(row[9])))[0]
+
     @staticmethod
     def _ladder_id(tx: Tx, key: str) -> str:
         row = tx.one(

@@ -327,6 +327,10 @@ _BOT_COLUMNS = (
 )
 
 
+_STANDING_COLUMNS = (
+    f"e.mu, e.sigma, e.matches, e.first_places, e.moves_played, e.faults, {_BOT_COLUMNS}"
+)
+_STANDING_JOINS = "JOIN bots b ON b.bot_id = e.bot_id JOIN owners o ON o.owner_id = b.owner_id"
 SEARCH_CHARS = 64
 """The longest standings search (``GetStandingsRequest.search``)."""
 TREND_MATCHES = 10
@@ -911,10 +915,10 @@ class Store:
         """How many bots a ladder has (the length of its whole standings), or how many of them
         match ``search`` (see ``standings``)."""
         where, params = _search_filter(search)
+        joins = f" {_STANDING_JOINS}" if search else ""
         with self.db.transaction() as tx:
             row = tx.one(
-                "SELECT COUNT(*) FROM entries e JOIN bots b ON b.bot_id = e.bot_id "
-                f"JOIN owners o ON o.owner_id = b.owner_id WHERE e.ladder_id = ?{where}",
+                f"SELECT COUNT(*) FROM entries e{joins} WHERE e.ladder_id = ?{where}",
                 (ladder_id, *params),
             )
             return int(row[0])
@@ -929,23 +933,25 @@ class Store:
         the entries as results come in, not summed over the ladder's history."""
         page = f" LIMIT {int(limit) or 2**62} OFFSET {int(offset)}" if limit or offset else ""
         with self.db.transaction() as tx:
-            if search:  # every entrant is ranked, then the matching ones are paged
-                where, params = _search_filter(search, "r.bot_key", "r.owner_key")
+            # Entries are ranked (and paged) alone, then joined: only the lines shown are
+            # joined to their bots and owners, except that a search reads every name.
+            if search:  # the matching bots first (one pass over the names), then ranked
+                where, params = _search_filter(search)
                 rows = tx.all(
-                    f"SELECT * FROM (SELECT e.mu, e.sigma, e.matches, e.first_places, "
-                    f"e.moves_played, e.faults, {_BOT_COLUMNS}, ROW_NUMBER() OVER "
-                    f"(ORDER BY {DISPLAY_SQL} DESC, e.bot_id) AS position, "
-                    "LOWER(b.name) AS bot_key, LOWER(o.name) AS owner_key FROM entries e "
-                    "JOIN bots b ON b.bot_id = e.bot_id JOIN owners o ON o.owner_id = b.owner_id "
-                    f"WHERE e.ladder_id = ?) r WHERE TRUE{where} ORDER BY r.position{page}",
-                    (ladder_id, *params),
+                    "WITH found AS (SELECT b.bot_id FROM bots b JOIN owners o "
+                    f"ON o.owner_id = b.owner_id WHERE TRUE{where}), ranked AS (SELECT e.bot_id, "
+                    f"ROW_NUMBER() OVER (ORDER BY {DISPLAY_SQL} DESC, e.bot_id) AS position "
+                    "FROM entries e WHERE e.ladder_id = ?) SELECT "
+                    f"{_STANDING_COLUMNS}, r.position FROM ranked r JOIN found f "
+                    "ON f.bot_id = r.bot_id JOIN entries e ON e.ladder_id = ? "
+                    f"AND e.bot_id = r.bot_id {_STANDING_JOINS} ORDER BY r.position{page}",
+                    (*params, ladder_id, ladder_id),
                 )
             else:
                 rows = tx.all(
-                    f"SELECT e.mu, e.sigma, e.matches, e.first_places, e.moves_played, "
-                    f"e.faults, {_BOT_COLUMNS}, 0 FROM entries e JOIN bots b "
-                    "ON b.bot_id = e.bot_id JOIN owners o ON o.owner_id = b.owner_id "
-                    f"WHERE e.ladder_id = ? ORDER BY {DISPLAY_SQL} DESC, e.bot_id{page}",
+                    f"SELECT {_STANDING_COLUMNS}, 0 FROM (SELECT * FROM entries e "
+                    f"WHERE e.ladder_id = ? ORDER BY {DISPLAY_SQL} DESC, e.bot_id{page}) e "
+                    f"{_STANDING_JOINS} ORDER BY {DISPLAY_SQL} DESC, e.bot_id",
                     (ladder_id,),
                 )
             trends = {

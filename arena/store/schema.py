@@ -317,7 +317,19 @@ def _v14(dialect: str) -> list[str]:
     ]
 
 
+def _v15(dialect: str) -> list[str]:
+    """A ladder's entries in standings order (μ − 3σ, best first; ties by bot id): a page of
+    the standings of a ladder of 10,000 reads its own rows instead of sorting every entry
+    (``Store.standings``; the web UI's standings pages). The expression is
+    ``arena.ratings.DISPLAY_SQL`` as it is today, written out: a shipped migration never
+    changes (tests/test_standings_search.py checks that the standings still use it)."""
+    del dialect
+    return [
+        "CREATE INDEX entries_by_rating ON entries (ladder_id, (mu - 3 * sigma) DESC, bot_id)",
+    ]
+
+
 MIGRATIONS: list[Callable[[str], list[str]]] = [
-    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14)
+    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14, _v15)
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

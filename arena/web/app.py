@@ -18,11 +18,15 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from arena.limits import ApiLimits, peer_key, whole_seconds
 from arena.web import pages
 from arena.web.calls import ApiError, ArenaCalls
 from arena.web.openapi import openapi_document
@@ -36,6 +40,7 @@ PAGE_SIZE = 50
 MAX_OFFSET = 10_000_000
 LIVE_PAGES = 20
 """At most this many pages of 100 live matches are read for ``/live`` and the ladder counts."""
+EVENTS = "/api/v1/matches/{}/events"
 MAX_STREAMS = 256
 """Live-table streams served at once by this process; more get 503."""
 
@@ -182,19 +187,23 @@ class WebApp:
 
     async def match(self, request: Request) -> str:
         match_id = request.path_params["match_id"]
+        listed = await self.calls.listed_match(match_id)
+        names = await self.ladder_names()
+        ladder = names.get(listed.ladder_id, listed.kind)
+        if listed.phase == pb.MATCH_PHASE_PLAYING:
+            if not listed.ladder_id:  # a validation match: no ladder settings to draw it with
+                refusal = (
+                    f"a {listed.kind} match in play: its moves are at {EVENTS.format(match_id)}"
+                )
+                return pages.match_page(match_id, None, listed, ladder, refusal=refusal)
+            return pages.match_page(match_id, None, listed, ladder)
         try:
             record = (await self.calls.record(match_id)).record
-            return pages.match_page(match_id, record, None, "")
         except ApiError as error:
-            if error.code == grpc.StatusCode.FAILED_PRECONDITION:
-                return pages.match_page(match_id, None, None, "", refusal=error.detail)
-            if error.code != grpc.StatusCode.NOT_FOUND:
+            if error.code != grpc.StatusCode.FAILED_PRECONDITION:
                 raise
-        live = [m for m in await self.live_matches() if m.match_id == match_id]
-        if not live:
-            raise ApiError(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} finished or in play")
-        names = await self.ladder_names()
-        return pages.match_page(match_id, None, live[0], names.get(live[0].ladder_id, ""))
+            return pages.match_page(match_id, None, listed, ladder, refusal=error.detail)
+        return pages.match_page(match_id, record, listed, ladder)
 
     async def live(self, request: Request) -> str:
         return pages.live_page(await self.live_matches(), await self.ladder_names())
@@ -407,6 +416,35 @@ def _api(handler: Callable[[Request], Awaitable[Message | Response]]) -> Endpoin
     return endpoint
 
 
+class PerAddressLimit:
+    """ASGI middleware: each page or API request takes one call from its address's bucket of
+    the API's own per-address limit (``ApiLimits.peer_requests``: the web and gRPC share one
+    budget); an empty bucket is 429 with ``retry-after``. Static files are not counted."""
+
+    def __init__(self, app: ASGIApp, limits: ApiLimits) -> None:
+        self.app = app
+        self.limits = limits
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not scope["path"].startswith("/static/"):
+            host = (scope.get("client") or ("", 0))[0]
+            peer = f"ipv6:[{host}]:0" if ":" in host else f"ipv4:{host}:0"
+            wait = self.limits.peer_requests.acquire(peer_key(peer))
+            if wait:
+                limit = self.limits.config.peer_requests
+                response = JSONResponse(
+                    {
+                        "error": f"too many calls from your address (limit {limit})",
+                        "code": "RESOURCE_EXHAUSTED",
+                    },
+                    status_code=429,
+                    headers={"retry-after": str(whole_seconds(wait))},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def make_app(web: WebApp) -> Starlette:
     """The ASGI app."""
     document = openapi_document()
@@ -441,4 +479,10 @@ def make_app(web: WebApp) -> Starlette:
         Route("/api/v1/operator", _api(web.api_operator)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, exception_handlers={404: not_found})
+    # Compressed when the browser accepts it (a long match's frames shrink about tenfold);
+    # server-sent events are never buffered for it (Starlette leaves text/event-stream out).
+    middleware = [
+        Middleware(PerAddressLimit, limits=web.calls.servicer.limits),
+        Middleware(GZipMiddleware, minimum_size=1024, compresslevel=6),
+    ]
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={404: not_found})

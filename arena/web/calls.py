@@ -16,7 +16,10 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 import trio
 
+from arena import fields
 from arena.service import ArenaServicer
+from arena.store.calls import call_store
+from arena.store.repository import StoreError
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from referee.aio_bridge import await_aio
 
@@ -101,6 +104,21 @@ class ArenaCalls:
     async def matches(self, request: pb.ListMatchesRequest) -> pb.ListMatchesResponse:
         """``ListMatches``."""
         return await self._unary(self.servicer.ListMatches, request)
+
+    async def listed_match(self, match_id: str) -> pb.ListedMatch:
+        """One match as ``ListMatches`` lists it (``Listings.match``, the listing's own code)."""
+        problem = fields.identifier("match_id", match_id)
+        if problem is not None:
+            raise ApiError(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        servicer = self.servicer
+        try:
+            return await await_aio(
+                lambda: call_store(
+                    servicer.store, servicer.arena.metrics, servicer.listings.match, match_id
+                )
+            )
+        except StoreError as error:
+            raise ApiError(grpc.StatusCode[error.code], str(error)) from None
 
     async def games(self) -> pb.ListGamesResponse:
         """``ListGames``."""

@@ -265,7 +265,7 @@ def match_rows(matches: Iterable[pb.ListedMatch], ladder_names: Mapping[str, str
     """Table rows for listed matches (live first, as listed)."""
     rows = []
     for match in matches:
-        live = match.status == record_pb2.MATCH_STATUS_UNSPECIFIED and not match.finished_at_us
+        live = match.phase == pb.MATCH_PHASE_PLAYING
         status = '<span class="badge live">live</span>' if live else STATUS_WORDS[match.status]
         if match.withheld:
             status += (
@@ -342,9 +342,9 @@ def _history_chart(points: Sequence[pb.RatingPoint], width: int = 640, height: i
         f'to {values[-1]:.2f}" preserveAspectRatio="none">'
         f'<line x1="{pad}" y1="{y(high):.1f}" x2="{width - pad}" y2="{y(high):.1f}" class="grid"/>'
         f'<line x1="{pad}" y1="{y(low):.1f}" x2="{width - pad}" y2="{y(low):.1f}" class="grid"/>'
-        f'<text x="2" y="{y(high) + 4:.1f}">{high:.1f}</text>'
-        f'<text x="2" y="{y(low) + 4:.1f}">{low:.1f}</text>'
         f'<polyline points="{coords}"/></svg>'
+        f'<p class="hint">{len(values)} rated matches · from {values[0]:.2f} to '
+        f"{values[-1]:.2f} · lowest {min(values):.2f}, highest {max(values):.2f}</p>"
     )
 
 
@@ -388,42 +388,47 @@ def bot_page(profile: pb.GetBotProfileResponse, ladder_names: Mapping[str, str])
 def match_page(
     match_id: str,
     record: record_pb2.MatchRecord | None,
-    listed: pb.ListedMatch | None,
+    listed: pb.ListedMatch,
     ladder_name: str,
     refusal: str = "",
 ) -> str:
-    """``/matches/{id}``: the replay viewer of a finished match, the live table of one in
-    play (``record`` None), or why neither can be shown (``refusal``)."""
+    """``/matches/{id}``: the replay viewer of a finished match (``record``), the live table
+    of one in play (no record), or why neither can be shown (``refusal``: a rotation of an
+    unfinished duplicate set). Seats are named as the listing names them (the registered
+    bots, linked); scores and ranks come from the record."""
     live = record is None and not refusal
+    ladder = (
+        f'<a href="/ladders/{seg(ladder_name)}/matches">{esc(ladder_name)}</a>'
+        if listed.ladder_id
+        else esc(ladder_name)
+    )
+    versions = {s.seat: s.bot_version for s in record.seats} if record else {}
+    scores = list(record.outcome.scores) if record else []
+    ranks = list(record.outcome.ranks) if record else []
+
+    def cell(values: Sequence[int], seat: int) -> str:
+        return f'<td class="num">{values[seat] if seat < len(values) else ""}</td>'
+
+    rows = [
+        f"<tr><td>{s.seat}</td><td>{bot_link(s.bot_id, s.bot_name or 'house bot')}</td>"
+        f"<td>{esc(s.owner)}</td><td>{esc(versions.get(s.seat, ''))}</td>"
+        f"{cell(scores, s.seat)}{cell(ranks, s.seat)}</tr>"
+        for s in listed.seats
+    ]
     if record is not None:
-        scores, ranks = list(record.outcome.scores), list(record.outcome.ranks)
-        seats = "".join(
-            f"<tr><td>{s.seat}</td><td>{esc(s.bot_name)}</td><td>{esc(s.bot_version)}</td>"
-            f'<td class="num">{scores[s.seat] if s.seat < len(scores) else ""}</td>'
-            f'<td class="num">{ranks[s.seat] if s.seat < len(ranks) else ""}</td></tr>'
-            for s in record.seats
+        facts = (
+            f"{esc(record.settings.game)} · {ladder} · {STATUS_WORDS.get(record.status, '')}: "
+            f"{esc(record.status_detail)} · {len(record.moves)} moves · "
+            f"{when(record.finished_at_us)}"
         )
-        summary = (
-            f'<p class="sub">{esc(record.settings.game)} · {esc(ladder_name)} · '
-            f"{STATUS_WORDS.get(record.status, '')}: {esc(record.status_detail)} · "
-            f"{len(record.moves)} moves · {when(record.finished_at_us)}</p>"
-            + table(["Seat", "Bot", "Version", "Score", "Rank"], [seats], cls="result")
-        )
-    elif listed is not None:
-        summary = (
-            f'<p class="sub"><span class="badge live">live</span> {esc(ladder_name)} · '
-            f"started {when(listed.started_at_us)}</p>"
-            + table(
-                ["Seat", "Bot", "Owner"],
-                [
-                    f"<tr><td>{s.seat}</td><td>{bot_link(s.bot_id, s.bot_name)}</td>"
-                    f"<td>{esc(s.owner)}</td></tr>"
-                    for s in listed.seats
-                ],
-            )
-        )
+    elif live:
+        started = when(listed.started_at_us)
+        facts = f'<span class="badge live">live</span> {ladder} · started {started}'
     else:
-        summary = f'<p class="sub">{esc(refusal or "live")}</p>'
+        facts = f"{ladder} · {esc(refusal)}"
+    summary = f'<p class="sub">{facts}</p>' + table(
+        ["Seat", "Bot", "Owner", "Version", "Score", "Rank"], rows, cls="result"
+    )
     viewer = ""
     if not refusal:
         frames = f"/api/v1/matches/{seg(match_id)}/{'live' if live else 'frames'}"
