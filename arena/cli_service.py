@@ -258,7 +258,7 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
         "μ",
         "σ",
         "matches",
-        "firsts",
+        "firsts (matches)",
         "faults/100",
         "state",
     ):
@@ -395,6 +395,8 @@ def cmd_create_ladder(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         max_matches_per_bot=args.max_matches_per_bot,
         allow_self_play=args.allow_self_play,
+        min_sigma=args.min_sigma,
+        sigma_growth_per_day=args.sigma_growth_per_day,
     )
     try:
         ladder = _client(args).call("CreateLadder", pb.CreateLadderRequest(config=config)).ladder
@@ -752,6 +754,15 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--allow-self-play",
         action="store_true",
         help="let one owner's bots meet in a match (an operator's own ladder)",
+    )
+    create.add_argument(
+        "--min-sigma", type=float, default=0.0, help="sigma never goes below this (0: no floor)"
+    )
+    create.add_argument(
+        "--sigma-growth-per-day",
+        type=float,
+        default=0.0,
+        help="sigma regained per idle day, in quadrature like openskill's tau (0: none)",
     )
     create.set_defaults(run=cmd_create_ladder)
     fetch = client_parser("fetch", "download a match record")

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from openskill.models import PlackettLuce
 
+from arena.duplicate_scoring import Rotation
 from arena.matchmaking import PlannedMatch
-from arena.ratings import INITIAL_SIGMA
+from arena.ratings import DAY_US, INITIAL_SIGMA, Rating, after_idle, rate_duplicate
 from arena.store.db import Tx, open_database
 from arena.store.repository import (
     CHANGE_GRACE_US,
@@ -719,3 +720,68 @@ def test_recording_a_result_costs_three_round_trips_on_postgres(tmp_path: Path) 
         for claimed, expected in ((first, 2), (last, 3)):
             assert trips(finished_record(claimed.match_id, [1, 2, 3], [3, 2, 1])) == expected
         assert all(s.matches == 3 for s in store.standings(ladder_id)), "the results counted"
+
+
+def test_a_duplicate_set_is_rated_from_its_seat_comparisons_and_counts_first_places(
+    store: Store,
+) -> None:
+    """Seat 0 wins the deal whoever holds it, but ids[0] wins it by more, and also loses the
+    other seat by less: the seat comparisons credit ids[0] twice; first places count the two
+    matches won (one each), not the set."""
+    ids, _ = active_bots(store, 2)
+    ladder_id = store.create_ladder(ladder_config(seats=2, duplicate=True))
+    store.enter_active_bots(ladder_id, "oh-hell")
+    store.enqueue(
+        ladder_id, "ladder", [PlannedMatch(9, (ids[0], ids[1])), PlannedMatch(9, (ids[1], ids[0]))]
+    )
+    first, second = store.claim("w", 60), store.claim("w", 60)
+    assert first and second
+    store.record_result(finished_record(first.match_id, [1, 2], [50, 10]))
+    ratings = store.record_result(finished_record(second.match_id, [1, 2], [30, 20]))
+    rotations = [
+        Rotation((ids[0], ids[1]), (1, 2), (50.0, 10.0)),
+        Rotation((ids[1], ids[0]), (1, 2), (30.0, 20.0)),
+    ]
+    expected = rate_duplicate(dict.fromkeys(ids, Rating()), rotations)
+    assert ratings == expected
+    standings = {s.bot.bot_id: s for s in store.standings(ladder_id)}
+    assert standings[ids[0]].mu > standings[ids[1]].mu
+    assert [standings[bot].first_places for bot in ids] == [1, 1], "a match each, not the set"
+    assert [standings[bot].matches for bot in ids] == [2, 2]
+
+
+def test_a_ladder_keeps_sigma_above_its_floor_and_idle_bots_regain_sigma(store: Store) -> None:
+    ids, _ = active_bots(store, 3)
+
+    def ladder(name: str, min_sigma: float, growth: float) -> Callable[[int], dict[str, Rating]]:
+        config = ladder_config(name)
+        config.min_sigma, config.sigma_growth_per_day = min_sigma, growth
+        ladder_id = store.create_ladder(config)
+        store.enter_active_bots(ladder_id, "oh-hell")
+
+        def play(seed: int) -> dict[str, Rating]:
+            store.enqueue(ladder_id, "ladder", [PlannedMatch(seed, tuple(ids))])
+            claim = store.claim("w", 60)
+            assert claim is not None
+            ratings = store.record_result(finished_record(claim.match_id, [1, 2, 3], [3, 2, 1]))
+            assert ratings is not None
+            return ratings
+
+        return play
+
+    floored = ladder("floored", 7.6, 0.0)  # six matches unfloored: 7.51, 6.99, 7.15
+    for seed in range(6):
+        ratings = floored(seed)
+    assert all(rating.sigma == 7.6 for rating in ratings.values()), "held at the floor"
+
+    growing = ladder("growing", 0.0, 1.0)
+    with store.db.transaction() as tx:  # settled: σ 2; ids[2] last rated 30 days ago
+        tx.execute("UPDATE entries SET sigma = 2.0, rated_us = ?", (now_us(),))
+        tx.execute(
+            "UPDATE entries SET rated_us = ? WHERE bot_id = ?", (now_us() - 30 * DAY_US, ids[2])
+        )
+    ratings = growing(99)
+    assert ratings[ids[0]].sigma < 2.0, "a bot that just played: no growth"
+    grown = after_idle(Rating(0.0, 2.0), 30 * DAY_US, 1.0).sigma
+    assert grown == pytest.approx((4 + 30) ** 0.5, rel=1e-3)
+    assert 2.0 < ratings[ids[2]].sigma < grown, "grew with 30 idle days, then the match"

@@ -304,7 +304,27 @@ def _v13(dialect: str) -> list[str]:
     ]
 
 
+def _v14(dialect: str) -> list[str]:
+    """Ratings that do not freeze and first places that count matches (issue 23).
+
+    ``entries.rated_us``: when the entry's rating last changed, so σ grows with the time since
+    (a ladder's ``sigma_growth_per_day``); existing entries take their last change.
+    ``entries.first_places`` counts every match a bot finished first in, also each rotation of
+    a duplicate set (it counted a set once, from the set's summed ranks): recounted here from
+    the seat rows of rated matches whose set is complete."""
+    del dialect
+    return [
+        "ALTER TABLE entries ADD COLUMN rated_us BIGINT NOT NULL DEFAULT 0",
+        "UPDATE entries SET rated_us = changed_us WHERE matches > 0",
+        "UPDATE entries SET first_places = (SELECT COUNT(*) FROM match_seats s "
+        "JOIN matches m ON m.match_id = s.match_id WHERE m.ladder_id = entries.ladder_id "
+        "AND s.bot_id = entries.bot_id AND s.rank = 1 AND m.result_status IN (1, 2) "
+        "AND NOT EXISTS (SELECT 1 FROM matches o WHERE o.set_id = m.set_id "
+        "AND o.status <> 'finished'))",
+    ]
+
+
 MIGRATIONS: list[Callable[[str], list[str]]] = [
-    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13)
+    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14)
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

@@ -405,6 +405,8 @@ class LadderConfig(_message.Message):
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     MAX_MATCHES_PER_BOT_FIELD_NUMBER: _builtins.int
     ALLOW_SELF_PLAY_FIELD_NUMBER: _builtins.int
+    MIN_SIGMA_FIELD_NUMBER: _builtins.int
+    SIGMA_GROWTH_PER_DAY_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """A unique name."""
     move_time_ms: _builtins.int
@@ -414,7 +416,10 @@ class LadderConfig(_message.Message):
     max_faults: _builtins.int
     """Faults in one match that forfeit it (0: never)."""
     duplicate_deals: _builtins.bool
-    """Replay each deal with the seats rotated among the same bots, rated as one set."""
+    """Replay each deal with the seats rotated among the same bots. The set is rated from its
+    seat comparisons: per seat, the bots that held the same cards ranked by their finishing
+    rank, then score margin (duplicate scoring, as duplicate bridge scores a board).
+    """
     concurrency: _builtins.int
     """Matches of this ladder played at the same time."""
     max_matches_per_bot: _builtins.int
@@ -425,6 +430,15 @@ class LadderConfig(_message.Message):
     allow_self_play: _builtins.bool
     """Let one owner's bots (or bots at one address) meet in a match: for an operator's own
     ladders. Off by default: every seat of a match belongs to a different owner and address.
+    """
+    min_sigma: _builtins.float
+    """Sigma never goes below this (0: no floor; at most the initial sigma, 25/3), so a veteran's
+    rating still moves.
+    """
+    sigma_growth_per_day: _builtins.float
+    """Sigma regained per day without a rated match, added in quadrature like openskill's tau
+    (sigma^2 + days * growth^2, at most the initial sigma), applied at the bot's next rated
+    set (0: none; at most 25/3).
     """
     @_builtins.property
     def settings(self) -> _options_pb2.GameSettings:
@@ -442,10 +456,12 @@ class LadderConfig(_message.Message):
         concurrency: _builtins.int = ...,
         max_matches_per_bot: _builtins.int = ...,
         allow_self_play: _builtins.bool = ...,
+        min_sigma: _builtins.float = ...,
+        sigma_growth_per_day: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_self_play", b"allow_self_play", "concurrency", b"concurrency", "duplicate_deals", b"duplicate_deals", "max_faults", b"max_faults", "max_matches_per_bot", b"max_matches_per_bot", "move_time_ms", b"move_time_ms", "name", b"name", "settings", b"settings", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_self_play", b"allow_self_play", "concurrency", b"concurrency", "duplicate_deals", b"duplicate_deals", "max_faults", b"max_faults", "max_matches_per_bot", b"max_matches_per_bot", "min_sigma", b"min_sigma", "move_time_ms", b"move_time_ms", "name", b"name", "settings", b"settings", "sigma_growth_per_day", b"sigma_growth_per_day", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -631,7 +647,9 @@ class Standing(_message.Message):
     matches: _builtins.int
     """Rated matches played."""
     first_places: _builtins.int
-    """Matches finished first (alone or shared)."""
+    """Matches finished first (alone or shared); in a duplicate ladder too, every rotation of a
+    set counts as the match it is.
+    """
     fault_rate: _builtins.float
     """Faults per 100 moves."""
     @_builtins.property
