@@ -16,6 +16,7 @@ from arena.cli_service import add_commands
 from arena.demo import cmd_demo
 from arena.play import add_command as add_play_command
 from arena.render import games_table, moves_table, result_table
+from arena.tournament_run import add_command as add_tournament_command
 from botkit.tls import ClientTls, TlsConfigError
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
@@ -208,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_commands(commands)
     add_match_commands(commands)
     add_play_command(commands)
+    add_tournament_command(commands)
 
     demo = commands.add_parser(
         "demo", help="the main job: the service, sample bots and a ladder per game, locally"
