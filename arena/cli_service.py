@@ -335,6 +335,13 @@ def bot_lines(profile: pb.GetBotProfileResponse) -> list[str]:
             f"answer time: median {profile.latency_p50_ms:.1f} ms, "
             f"p95 {profile.latency_p95_ms:.1f} ms"
         )
+    for figures in profile.versions:
+        now = " (current)" if figures.current else ""
+        lines.append(
+            f"  version {figures.version}{now} in {figures.ladder_id}: rating "
+            f"{figures.rating:.2f} (μ {figures.mu:.2f}, σ {figures.sigma:.2f}), "
+            f"{figures.matches} matches, {figures.first_places} firsts"
+        )
     for match in profile.recent_matches:
         result = "withheld" if match.withheld else f"rank {match.rank}, score {match.score}"
         lines.append(
@@ -397,6 +404,11 @@ def cmd_create_ladder(args: argparse.Namespace) -> int:
         allow_self_play=args.allow_self_play,
         min_sigma=args.min_sigma,
         sigma_growth_per_day=args.sigma_growth_per_day,
+        new_version_rating=(
+            pb.NEW_VERSION_RATING_INHERIT
+            if args.new_version == "inherit"
+            else pb.NEW_VERSION_RATING_FRESH
+        ),
     )
     try:
         ladder = _client(args).call("CreateLadder", pb.CreateLadderRequest(config=config)).ladder
@@ -757,6 +769,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     create.add_argument(
         "--min-sigma", type=float, default=0.0, help="sigma never goes below this (0: no floor)"
+    )
+    create.add_argument(
+        "--new-version",
+        choices=("fresh", "inherit"),
+        default="fresh",
+        help="a bot's new version starts with a fresh rating or its old mean (sigma reset)",
     )
     create.add_argument(
         "--sigma-growth-per-day",

@@ -88,6 +88,12 @@ def set_ranks(matches: Sequence[Mapping[str, int]]) -> dict[str, int]:
     }
 
 
+def new_version_rating(prior: Rating, inherit: bool) -> Rating:
+    """Where a bot's new version starts: fresh, or (``inherit``) at the previous version's μ
+    with σ raised back to the initial σ, so it moves as fast as a new bot's."""
+    return Rating(prior.mu, INITIAL_SIGMA) if inherit else Rating()
+
+
 @dataclass(frozen=True)
 class RatingPolicy:
     """A ladder's rating options."""

@@ -316,6 +316,9 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 fields.between(field, getattr(config, field), low, high)
                 for field, (low, high) in LADDER_REAL_BOUNDS.items()
             ),
+            None
+            if config.new_version_rating in pb.NewVersionRating.values()
+            else f"new_version_rating: unknown value {config.new_version_rating}",
         )
         stored = pb.LadderConfig()
         stored.CopyFrom(config)

@@ -274,6 +274,7 @@ def main() -> None:
         "--modes", default="plain,duplicate", help=f"comma-separated, of {', '.join(MODES)}"
     )
     parser.add_argument("--no-random", action="store_true", help="skip the vs-random rows")
+    parser.add_argument("--no-close", action="store_true", help="skip the close-bot rows")
     parser.add_argument(
         "--calibrate", type=int, metavar="N", help="only measure head-to-head over N matches"
     )
@@ -299,7 +300,9 @@ def main() -> None:
         + " "
         + " ".join(f"{mode + '/plain':>15}" for mode in modes if mode != "plain")
     )
-    sections = [("games", close_field, "close")]
+    sections: list[tuple[str, Callable[[str, int], Field], str]] = []
+    if not args.no_close:
+        sections.append(("games", close_field, "close"))
     if not args.no_random:
         sections.append(("vs_random", random_field, "vs random"))
     for key, make_field, label in sections:

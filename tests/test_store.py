@@ -12,8 +12,8 @@ import pytest
 from openskill.models import PlackettLuce
 
 from arena.duplicate_scoring import Rotation
-from arena.matchmaking import PlannedMatch
-from arena.ratings import DAY_US, INITIAL_SIGMA, Rating, after_idle, rate_duplicate
+from arena.matchmaking import PlannedMatch, owed
+from arena.ratings import DAY_US, INITIAL_MU, INITIAL_SIGMA, Rating, after_idle, rate_duplicate
 from arena.store.db import Tx, open_database
 from arena.store.repository import (
     CHANGE_GRACE_US,
@@ -785,3 +785,53 @@ def test_a_ladder_keeps_sigma_above_its_floor_and_idle_bots_regain_sigma(store: 
     grown = after_idle(Rating(0.0, 2.0), 30 * DAY_US, 1.0).sigma
     assert grown == pytest.approx((4 + 30) ** 0.5, rel=1e-3)
     assert 2.0 < ratings[ids[2]].sigma < grown, "grew with 30 idle days, then the match"
+
+
+def test_a_new_version_is_a_new_entry_fresh_or_inheriting_and_the_profile_shows_each(
+    store: Store,
+) -> None:
+    ids, token = active_bots(store, 3)
+    fresh_config, inherit_config = ladder_config("fresh"), ladder_config("inherit")
+    inherit_config.new_version_rating = pb.NEW_VERSION_RATING_INHERIT
+    ladders = [store.create_ladder(fresh_config), store.create_ladder(inherit_config)]
+    for seed, ladder_id in enumerate(ladders):
+        store.enter_active_bots(ladder_id, "oh-hell")
+        for round_ in range(3):
+            store.enqueue(ladder_id, "ladder", [PlannedMatch(seed * 10 + round_, tuple(ids))])
+            claim = store.claim("w", 60)
+            assert claim is not None
+            store.record_result(finished_record(claim.match_id, [1, 2, 3], [3, 2, 1]))
+    before = {ladder: {s.bot.bot_id: s for s in store.standings(ladder)} for ladder in ladders}
+    assert before[ladders[0]][ids[0]].mu > INITIAL_MU
+
+    store.update_bot(ids[0], token, "", "2")
+    store.set_state_by_arena(ids[0], "active", "passed validation", 0)
+    after = {ladder: {s.bot.bot_id: s for s in store.standings(ladder)} for ladder in ladders}
+    fresh, inherited = after[ladders[0]][ids[0]], after[ladders[1]][ids[0]]
+    assert (fresh.mu, fresh.sigma, fresh.matches, fresh.first_places) == (
+        INITIAL_MU,
+        INITIAL_SIGMA,
+        0,
+        0,
+    )
+    assert inherited.mu == before[ladders[1]][ids[0]].mu and inherited.sigma == INITIAL_SIGMA
+    assert inherited.matches == 0
+    other, was = after[ladders[0]][ids[1]], before[ladders[0]][ids[1]]
+    assert (other.mu, other.sigma, other.matches) == (was.mu, was.sigma, was.matches)
+    entrant = next(e for e in store.entrants(ladders[1]) if e.bot_id == ids[0])
+    assert owed(entrant) < owed(next(e for e in store.entrants(ladders[1]) if e.bot_id == ids[1]))
+
+    store.enqueue(ladders[1], "ladder", [PlannedMatch(99, tuple(ids))])
+    claim = store.claim("w", 60)
+    assert claim is not None
+    store.record_result(finished_record(claim.match_id, [1, 2, 3], [3, 2, 1]))
+    profile = store.profile(ids[0], 10)
+    figures = [
+        (v.version, v.ladder_id, v.current, v.matches, v.first_places) for v in profile.versions
+    ]
+    assert figures == sorted([("2", ladders[0], True, 0, 0), ("2", ladders[1], True, 1, 1)]) + [
+        ("1", ladder, False, 3, 3) for ladder in sorted(ladders)
+    ]
+    old = next(v for v in profile.versions if not v.current and v.ladder_id == ladders[1])
+    assert old.mu == pytest.approx(before[ladders[1]][ids[0]].mu)
+    assert [p.version for p in profile.rating_history] == ["1"] * 6 + ["2"]

@@ -31,6 +31,7 @@ from arena.matchmaking import Entrant, PlannedMatch
 from arena.ratings import INITIAL_MU, INITIAL_SIGMA, Rating, RatingPolicy, rate_set
 from arena.store.coordination import holds_lease
 from arena.store.db import Database, Tx
+from arena.store.versions import start_new_version, version_at, version_figures
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
 from referee.codec.record import fault_name, summaries_of
@@ -503,7 +504,10 @@ class Store:
                 address_key = address or endpoint.lower()
                 self._lock_address(tx, address_key)
                 self._refuse_shared_address(tx, address_key, owner_id)
-            revalidate = moved or (bool(version) and version != bot.version)
+            new_version = bool(version) and version != bot.version
+            revalidate = moved or new_version
+            if new_version:
+                start_new_version(tx, bot_id, bot.version, version, now_us())
             tx.execute(
                 "UPDATE bots SET endpoint = ?, version = ?, state = ?, state_detail = ?, "
                 "state_changed_us = ?, address_key = ?, validated = validated * ? "
@@ -790,10 +794,10 @@ class Store:
     @staticmethod
     def _enter_active_bots(tx: Tx, ladder_id: str, game: str, changed_since_us: int) -> None:
         tx.execute(  # ON CONFLICT: two arena processes may enter the same bot at once
-            "INSERT INTO entries (ladder_id, bot_id, mu, sigma, changed_us) "
-            "SELECT ?, b.bot_id, ?, ?, ? FROM bots b WHERE b.game = ? AND b.state = 'active' "
-            "AND b.state_changed_us >= ? AND NOT EXISTS (SELECT 1 FROM entries e "
-            "WHERE e.ladder_id = ? AND e.bot_id = b.bot_id) "
+            "INSERT INTO entries (ladder_id, bot_id, mu, sigma, changed_us, version) "
+            "SELECT ?, b.bot_id, ?, ?, ?, b.version FROM bots b WHERE b.game = ? "
+            "AND b.state = 'active' AND b.state_changed_us >= ? AND NOT EXISTS "
+            "(SELECT 1 FROM entries e WHERE e.ladder_id = ? AND e.bot_id = b.bot_id) "
             "ON CONFLICT (ladder_id, bot_id) DO NOTHING",
             (ladder_id, INITIAL_MU, INITIAL_SIGMA, now_us(), game, changed_since_us, ladder_id),
         )
@@ -1653,6 +1657,10 @@ class Store:
         with self.db.transaction() as tx:
             bot = self._bot(tx, bot_id)
             response = arena_service_pb2.GetBotProfileResponse(bot=bot.to_proto())
+            response.versions.extend(version_figures(tx, bot_id))
+            replaced = sorted(
+                (v.replaced_at_us, v.version) for v in response.versions if not v.current
+            )
             for ladder_id, match_id, mu, sigma, at in tx.all(
                 "SELECT m.ladder_id, s.match_id, s.mu, s.sigma, s.finished_at_us "
                 "FROM match_seats s JOIN matches m ON m.match_id = s.match_id "
@@ -1667,6 +1675,7 @@ class Store:
                         mu=mu,
                         sigma=sigma,
                         at_us=at,
+                        version=version_at(replaced, bot.version, at),
                     )
                 )
             for row in tx.all(

@@ -311,9 +311,26 @@ def _v14(dialect: str) -> list[str]:
     (a ladder's ``sigma_growth_per_day``); existing entries take their last change.
     ``entries.first_places`` counts every match a bot finished first in, also each rotation of
     a duplicate set (it counted a set once, from the set's summed ranks): recounted here from
-    the seat rows of rated matches whose set is complete."""
+    the seat rows of rated matches whose set is complete.
+
+    Bot versions: ``entries.version`` is the version an entry rates (each version of a bot
+    is its own entry); ``version_entries`` keeps the figures of the versions replaced."""
     del dialect
     return [
+        "ALTER TABLE entries ADD COLUMN version TEXT NOT NULL DEFAULT ''",
+        "UPDATE entries SET version = COALESCE((SELECT b.version FROM bots b "
+        "WHERE b.bot_id = entries.bot_id), '')",
+        """CREATE TABLE version_entries (
+            ladder_id TEXT NOT NULL,
+            bot_id TEXT NOT NULL,
+            version TEXT NOT NULL,
+            mu DOUBLE PRECISION NOT NULL,
+            sigma DOUBLE PRECISION NOT NULL,
+            matches INTEGER NOT NULL,
+            first_places INTEGER NOT NULL,
+            replaced_at_us BIGINT NOT NULL,
+            PRIMARY KEY (ladder_id, bot_id, version))""",
+        "CREATE INDEX version_entries_by_bot ON version_entries (bot_id, replaced_at_us)",
         "ALTER TABLE entries ADD COLUMN rated_us BIGINT NOT NULL DEFAULT 0",
         "UPDATE entries SET rated_us = changed_us WHERE matches > 0",
         "UPDATE entries SET first_places = (SELECT COUNT(*) FROM match_seats s "
