@@ -341,7 +341,8 @@ def test_a_database_of_the_previous_schema_is_migrated(backend: str, tmp_path: P
         old_ladder = ladder_config("old").SerializeToString()
         tx.execute("INSERT INTO ladders VALUES ('old', 'old', 'oh-hell', ?, 0)", (old_ladder,))
         # Two matches finished (m1 and one before) and one queued, counted when queued.
-        tx.execute("INSERT INTO entries VALUES ('old', 'b1', 30, 7.5, 2, 3, 1)")
+        # first_places 7: a figure the recount of migration 14 replaces (b1 won m1 only)
+        tx.execute("INSERT INTO entries VALUES ('old', 'b1', 30, 7.5, 2, 3, 7)")
         tx.execute(
             "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status, "
             "created_at_us) VALUES ('m2', 'old', 's2', 'ladder', 2, 'x,b1', 'waiting', 9)"
@@ -367,6 +368,8 @@ def test_a_database_of_the_previous_schema_is_migrated(backend: str, tmp_path: P
             old = store.entrants("old")
             assert [(e.owner, e.address) for e in old] == [("o", "h:1")], "keyed by its text"
             assert [s.fault_rate for s in store.standings("old")] == [25.0], "moves summed once"
+            assert [s.first_places for s in store.standings("old")] == [1], "recounted"
+            assert [v.version for v in store.profile("b1", 1).versions] == ["1"]
             ladder_id = store.create_ladder(ladder_config())
             assert store.entrant_changes(ladder_id, "oh-hell", 1).active == []
             store.enter_active_bots(ladder_id, "oh-hell")
