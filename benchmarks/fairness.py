@@ -66,7 +66,7 @@ GAMES: dict[str, int] = {"oh-hell": 4, "king": 4, "mau-mau": 4, "pinochle": 2, "
 
 NOISE: dict[str, float] = {
     "oh-hell": 0.15,
-    "king": 0.2,
+    "king": 0.15,
     "mau-mau": 0.4,
     "pinochle": 0.02,
     "klaberjass": 0.15,
