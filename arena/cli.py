@@ -21,6 +21,7 @@ from arena.demo import cmd_demo
 from arena.local_bots import stops_started_on_signal
 from arena.play import add_command as add_play_command
 from arena.render import games_table, moves_table, result_table
+from arena.tournament_run import add_command as add_tournament_command
 from botkit.tls import ClientTls, TlsConfigError
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
@@ -200,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bot_commands(commands)
     add_watch_commands(commands)
     add_play_command(commands)
+    add_tournament_command(commands)
 
     demo = commands.add_parser(
         "demo", help="the main job: the service, sample bots and a ladder per game, locally"

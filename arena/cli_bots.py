@@ -119,6 +119,26 @@ def recent_table(profile: pb.GetBotProfileResponse) -> Table:
     return table
 
 
+def versions_table(profile: pb.GetBotProfileResponse) -> Table:
+    """Every version's figures in each ladder (each version is rated as its own entry)."""
+    table = Table(title="versions")
+    table.add_column("version", overflow="fold")
+    table.add_column("ladder", overflow="fold")
+    for column in ("rating", "μ", "σ", "matches", "firsts"):
+        table.add_column(column, justify="right")
+    for figures in profile.versions:
+        table.add_row(
+            literal(figures.version + (" (current)" if figures.current else "")),
+            literal(figures.ladder_id),
+            f"{figures.rating:.2f}",
+            f"{figures.mu:.2f}",
+            f"{figures.sigma:.2f}",
+            str(figures.matches),
+            str(figures.first_places),
+        )
+    return table
+
+
 def cmd_bot(args: argparse.Namespace) -> int:
     """Print a bot's profile (its endpoint and full state detail with its owner's token)."""
     try:
@@ -130,6 +150,8 @@ def cmd_bot(args: argparse.Namespace) -> int:
         _say(line)
     if profile.rating_history:
         console.print(ratings_table(profile))
+    if profile.versions:
+        console.print(versions_table(profile))
     if profile.faults:
         console.print(faults_table(profile))
     if profile.recent_matches:

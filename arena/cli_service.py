@@ -259,8 +259,6 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
             f"{ladder.matches_finished} matches{page})"
         )
     )
-    # A duplicate ladder rates a deal's rotations as one set: a first place is a set's.
-    firsts = "first sets" if ladder.config.duplicate_deals else "firsts"
     for column in (
         "#",
         "bot",
@@ -269,7 +267,7 @@ def standings_table(response: pb.GetStandingsResponse) -> Table:
         "μ",
         "σ",
         "matches",
-        firsts,
+        "firsts",
         "faults/100",
         "state",
     ):
@@ -331,6 +329,13 @@ def cmd_create_ladder(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         max_matches_per_bot=args.max_matches_per_bot,
         allow_self_play=args.allow_self_play,
+        min_sigma=args.min_sigma,
+        sigma_growth_per_day=args.sigma_growth_per_day,
+        new_version_rating=(
+            pb.NEW_VERSION_RATING_INHERIT
+            if args.new_version == "inherit"
+            else pb.NEW_VERSION_RATING_FRESH
+        ),
     )
     try:
         ladder = _client(args).call("CreateLadder", pb.CreateLadderRequest(config=config)).ladder
@@ -689,6 +694,21 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--allow-self-play",
         action="store_true",
         help="let one owner's bots meet in a match (an operator's own ladder)",
+    )
+    create.add_argument(
+        "--min-sigma", type=float, default=0.0, help="sigma never goes below this (0: no floor)"
+    )
+    create.add_argument(
+        "--new-version",
+        choices=("fresh", "inherit"),
+        default="fresh",
+        help="a bot's new version starts with a fresh rating or its old mean (sigma reset)",
+    )
+    create.add_argument(
+        "--sigma-growth-per-day",
+        type=float,
+        default=0.0,
+        help="sigma regained per idle day, in quadrature like openskill's tau (0: none)",
     )
     create.set_defaults(run=cmd_create_ladder)
     fetch = client_parser("fetch", "download a match record")

@@ -108,6 +108,13 @@ def whole(field: str, value: int, low: int, high: int) -> str | None:
     return f"{field} must be between {low} and {high} (got {value})"
 
 
+def between(field: str, value: float, low: float, high: float) -> str | None:
+    """A problem if ``value`` is not a finite number in ``[low, high]``."""
+    if not low <= value <= high:  # NaN compares false: refused too
+        return f"{field} must be between {low:g} and {high:g} (got {value:g})"
+    return None
+
+
 def options(values: Mapping[str, object]) -> str | None:
     """A game's options on the wire: at most ``OPTIONS`` of them, names that are names, text
     values of at most ``OPTION_TEXT_CHARS`` characters (the game checks the values after)."""

@@ -31,6 +31,7 @@ from arena.limits import (
 )
 from arena.peers import PeerChannels
 from arena.public import STRANGER, Viewer, profile_view, record_view, standings_view
+from arena.ratings import INITIAL_SIGMA
 from arena.store.calls import call_store
 from arena.store.listings import MAX_PAGE, TOKEN_CHARS, Listings, MatchQuery
 from arena.store.repository import (
@@ -87,6 +88,12 @@ LADDER_BOUNDS = {
 }
 """Each numeric LadderConfig field's accepted range (inclusive); ``max_matches_per_bot`` 0 is
 the default (``DEFAULT_MAX_MATCHES_PER_BOT``)."""
+
+LADDER_REAL_BOUNDS = {
+    "min_sigma": (0.0, INITIAL_SIGMA),
+    "sigma_growth_per_day": (0.0, INITIAL_SIGMA),
+}
+"""Each real-valued LadderConfig field's accepted range (inclusive): rating options."""
 
 
 async def _abort(context: Context, code: grpc.StatusCode, detail: str) -> NoReturn:
@@ -321,6 +328,13 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 fields.whole(field, getattr(config, field), low, high)
                 for field, (low, high) in LADDER_BOUNDS.items()
             ),
+            *(
+                fields.between(field, getattr(config, field), low, high)
+                for field, (low, high) in LADDER_REAL_BOUNDS.items()
+            ),
+            None
+            if config.new_version_rating in pb.NewVersionRating.values()
+            else f"new_version_rating: unknown value {config.new_version_rating}",
         )
         stored = pb.LadderConfig()
         stored.CopyFrom(config)

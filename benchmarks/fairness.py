@@ -1,27 +1,35 @@
-"""Matches needed to rank a heuristic bot above random bots: plain deals vs duplicate deals.
+"""Matches needed to rank two bots of close strength, plain deals vs duplicate deals.
 
-For each game, one ``<game>-heuristic`` sample bot plays against ``random`` sample bots in the
-other seats, in-process through the wire codec (the bots see exactly the protobuf requests a real
-match sends them, as in ``benchmarks/winrate.py``). Results are rated with ``arena.ratings``
-exactly as the ladder rates them (openskill Plackett-Luce; every seat is its own bot):
+For each game, a *strong* bot (the game's heuristic sample bot) and a *weak* one (the same
+heuristic bot playing a uniformly random legal action instead with probability ``ε``, one
+parameter apart, tuned per game so the strong bot finishes ahead of the weak one in 55-70 % of
+plain matches) play in-process through the wire codec (the bots see exactly the protobuf
+requests a real match sends them, as in ``benchmarks/winrate.py``). In 4-seat games the other
+two seats hold two more heuristic bots with ``ε / 2`` (between the two). Results are rated with
+``arena.ratings`` exactly as the ladder rates them (openskill Plackett-Luce; every seat its own
+bot):
 
 - **plain**: every match is a fresh seeded deal with shuffled seats, rated on its own;
-- **duplicate**: one seeded deal is replayed once per seat rotation (2 seats: both ways; n seats:
-  n rotations) and the set is rated once from ``set_ranks`` (the ladder's ``plan_set`` order).
+- **duplicate**: one seeded deal is replayed once per seat rotation (the ladder's ``plan_set``
+  order) and the set is rated from its seat comparisons (``arena.duplicate_scoring``: per
+  seat, the bots that held those cards ranked by rank, then score margin; one event a seat);
+- **summed** (``--modes``; the ladder's scoring before issue 23): the same sets, rated as one
+  event from each bot's summed ranks.
 
-Confidence that the heuristic bot is better than random bot r is the normal CDF of
-``(mu_h - mu_r) / sqrt(sigma_h^2 + sigma_r^2)``; with several random bots it is the minimum over
-them. A run's figure is the first match count after which that confidence is >= 0.95 and stays
-so to the end of the run. A run ends at ``--max-matches`` or once the confidence has held for
-as many matches again as it took to reach (at least ``--hold`` matches), whichever comes first;
-a run that never settles counts as ``--max-matches`` (shown with a ``>``). Matches are counted
-as games played, so a duplicate set of n rotations costs n matches.
+Confidence that the strong bot is better than the weak one is the normal CDF of
+``(mu_s - mu_w) / sqrt(sigma_s^2 + sigma_w^2)``. A run's figure is the first match count after
+which that confidence is >= 0.95 and stays so to the end of the run. A run ends at
+``--max-matches`` or once the confidence has held for as many matches again as it took to
+reach (at least ``--hold`` matches), whichever comes first; a run that never settles counts as
+``--max-matches`` (shown with a ``>``). Matches are counted as games played, so a duplicate set
+of n rotations costs n matches. ``head_to_head`` is the share of plain matches in which the
+strong bot finished ahead of the weak one (ties count half).
 
-The table shows, per game, the median over ``--runs`` independent seeds for plain and duplicate
-and their ratio duplicate / plain (below 1: duplicate deals rank the bots with fewer matches).
+The rows ``vs random`` keep the older question: the heuristic bot against random bots in every
+other seat (confidence: the weakest of its pairwise figures).
 
-    python benchmarks/fairness.py                     # every game with a heuristic bot
-    python benchmarks/fairness.py --game king --runs 9
+    python benchmarks/fairness.py --json fairness.json   # every game, close bots and vs random
+    python benchmarks/fairness.py --game king --runs 21
     python benchmarks/fairness.py --quick             # a smoke run for CI
 """
 
@@ -34,13 +42,17 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from arena.ratings import Rating, rate, set_ranks
+from arena.duplicate_scoring import Rotation
+from arena.ratings import Rating, rate, rate_duplicate, set_ranks
+from botkit import Bot
+from cardarena.bot.v1 import bot_service_pb2
+from cardarena.game.v1 import game_pb2
 from referee.codec import MalformedActionError
 from referee.codec.common import game_settings
 from referee.codec.requests import choose_action_request
@@ -51,35 +63,64 @@ from referee.match import Fault, FaultKind, FaultPolicy, Match
 from sample_bots.serve import BOTS
 
 GAMES: dict[str, int] = {entry.name: entry.demo_seats for entry in REGISTERED}
-"""Games benchmarked and their seat counts (one heuristic bot, random bots elsewhere)."""
+"""Games benchmarked and their seat counts."""
+
+NOISE: dict[str, float] = {
+    "oh-hell": 0.15,
+    "king": 0.15,
+    "mau-mau": 0.4,
+    "pinochle": 0.02,
+    "klaberjass": 0.15,
+}
+"""The weak bot's ``ε`` per game: how often it plays a random legal action instead of the
+heuristic's (measured head-to-head rates in benchmarks/RESULTS.md)."""
 
 CONFIDENCE = 0.95
-MODES = ("plain", "duplicate", "duplicate-each")
-"""``duplicate-each`` replays the same rotations but rates every match on its own: it separates
-what the shared deal gains from what rating a set as one event costs."""
-HERO = "heuristic"
+MODES = ("plain", "duplicate", "summed")
+STRONG, WEAK = "strong", "weak"
 
 
-def confidence(ratings: dict[str, Rating]) -> float:
-    """P(heuristic better than every random bot), the weakest pairwise normal-CDF figure."""
-    hero = ratings[HERO]
-    worst = 1.0
-    for bot, other in ratings.items():
-        if bot == HERO:
-            continue
-        z = (hero.mu - other.mu) / math.sqrt(hero.sigma**2 + other.sigma**2)
-        worst = min(worst, 0.5 * (1.0 + math.erf(z / math.sqrt(2.0))))
-    return worst
+def noisy(bot: Bot, epsilon: float, seed: int) -> Bot:
+    """``bot`` playing a uniformly random legal action with probability ``epsilon``."""
+    rng = random.Random(seed)
+
+    def choose(request: bot_service_pb2.ChooseActionRequest) -> game_pb2.Action:
+        if epsilon and rng.random() < epsilon:
+            return rng.choice(request.legal_actions)
+        return bot.choose(request)
+
+    return Bot(choose=choose, name=f"{bot.name}-eps{epsilon:g}", version=bot.version)
 
 
-def play(game: Game, seed: int, seats: Sequence[str], bot_seed: int) -> dict[str, int]:
-    """One match in-process through the codec; returns each bot's finishing rank."""
+def close_field(game: str, seats: int) -> dict[str, Callable[[int], Bot]]:
+    """The close-strength entrants: strong, weak and (4 seats) two in between."""
+    heuristic, epsilon = BOTS[f"{game}-heuristic"], NOISE[game]
+    field = {
+        STRONG: lambda seed: heuristic(seed),
+        WEAK: lambda seed: noisy(heuristic(seed), epsilon, seed + 7),
+    }
+    for i in range(2, seats):
+        field[f"middle{i}"] = lambda seed: noisy(heuristic(seed), epsilon / 2, seed + 7)
+    return field
+
+
+def random_field(game: str, seats: int) -> dict[str, Callable[[int], Bot]]:
+    """The heuristic bot (as ``strong``) against random bots in every other seat."""
+    field: dict[str, Callable[[int], Bot]] = {STRONG: BOTS[f"{game}-heuristic"]}
+    for i in range(1, seats):
+        field[WEAK if i == 1 else f"random{i}"] = BOTS["random"]
+    return field
+
+
+Field = dict[str, Callable[[int], Bot]]
+"""The entrants of a benchmark: each bot's name and how to make it from a seed."""
+
+
+def play(game: Game, seed: int, seats: Sequence[str], field: Field, bot_seed: int) -> Rotation:
+    """One match in-process through the codec: each seat's bot, rank and score."""
     codec = codec_for(game)
     settings = game_settings(game)
-    players = [
-        BOTS[f"{game.type.name}-heuristic" if name == HERO else "random"](bot_seed + seat)
-        for seat, name in enumerate(seats)
-    ]
+    players = [field[name](bot_seed + seat) for seat, name in enumerate(seats)]
     match = Match(game, seed, policy=FaultPolicy(max_faults=0))
     while not match.is_over:
         request = choose_action_request(match, codec, settings, "fairness")
@@ -90,111 +131,221 @@ def play(game: Game, seed: int, seats: Sequence[str], bot_seed: int) -> dict[str
             match.fault(Fault(FaultKind.MALFORMED_RESPONSE, str(error)), 0)
     outcome = match.outcome()
     assert outcome is not None
-    return {bot: outcome.ranks[seat] for seat, bot in enumerate(seats)}
+    return Rotation(tuple(seats), tuple(outcome.ranks), tuple(float(s) for s in outcome.scores))
+
+
+def confidence(ratings: dict[str, Rating], against: Sequence[str]) -> float:
+    """P(strong better than each of ``against``), the weakest pairwise normal-CDF figure."""
+    hero = ratings[STRONG]
+    worst = 1.0
+    for bot in against:
+        other = ratings[bot]
+        z = (hero.mu - other.mu) / math.sqrt(hero.sigma**2 + other.sigma**2)
+        worst = min(worst, 0.5 * (1.0 + math.erf(z / math.sqrt(2.0))))
+    return worst
+
+
+def ahead(rotation: Rotation) -> float:
+    """1 if the strong bot finished ahead of the weak one, 0.5 on a tie, else 0."""
+    rank = dict(zip(rotation.seats, rotation.ranks, strict=True))
+    return 1.0 if rank[STRONG] < rank[WEAK] else 0.5 if rank[STRONG] == rank[WEAK] else 0.0
 
 
 def matches_to_rank(
-    game: Game, run_seed: int, mode: str, max_matches: int, hold: int
-) -> tuple[int, bool]:
-    """Matches after which the heuristic bot stays ranked above random at 95 %; settled?"""
+    game: Game,
+    field: dict[str, Callable[[int], Bot]],
+    against: Sequence[str],
+    run_seed: int,
+    mode: str,
+    max_matches: int,
+    hold: int,
+) -> tuple[int, bool, list[float]]:
+    """Matches after which the strong bot stays ranked above ``against`` at 95 %; settled?;
+    and the head-to-head result of every match played."""
     seats = game.num_seats
-    bots = [HERO] + [f"random{i}" for i in range(1, seats)]
+    bots = list(field)
     ratings = {bot: Rating() for bot in bots}
     rng = random.Random(run_seed)
     played = 0
     reached: int | None = None
+    duels: list[float] = []
     while played < max_matches:
         order = list(bots)
         rng.shuffle(order)
         deal = rng.getrandbits(48)
         rotations = range(1) if mode == "plain" else range(seats)
         results = [
-            play(game, deal, [order[(i + shift) % seats] for i in range(seats)], deal + shift * 97)
+            play(
+                game,
+                deal,
+                [order[(i + shift) % seats] for i in range(seats)],
+                field,
+                deal + shift * 97,
+            )
             for shift in rotations
         ]
         played += len(results)
-        if mode == "duplicate-each":
-            for ranks in results:
-                ratings.update(rate(ratings, ranks))
+        duels.extend(ahead(result) for result in results)
+        if mode == "plain":
+            first = results[0]
+            ratings.update(rate(ratings, dict(zip(first.seats, first.ranks, strict=True))))
+        elif mode == "duplicate":
+            ratings.update(rate_duplicate(ratings, results))
         else:
-            ratings.update(rate(ratings, set_ranks(results)))
-        if confidence(ratings) >= CONFIDENCE:
+            per_match = [dict(zip(r.seats, r.ranks, strict=True)) for r in results]
+            ratings.update(rate(ratings, set_ranks(per_match)))
+        if confidence(ratings, against) >= CONFIDENCE:
             if reached is None:
                 reached = played
             if played - reached >= max(hold, reached):
-                return reached, True
+                return reached, True, duels
         else:
             reached = None
-    return (reached, True) if reached is not None else (max_matches, False)
+    settled = reached is not None
+    return (reached if reached is not None else max_matches), settled, duels
 
 
 def run(
-    game_name: str, seats: int, runs: int, max_matches: int, hold: int, seed: int
+    game_name: str,
+    seats: int,
+    field: dict[str, Callable[[int], Bot]],
+    against: Sequence[str],
+    modes: Sequence[str],
+    runs: int,
+    max_matches: int,
+    hold: int,
+    seed: int,
 ) -> dict[str, Any]:
-    """Median matches to rank, plain vs duplicate, over ``runs`` seeds."""
+    """Median matches to rank, per mode, over ``runs`` seeds, and the head-to-head rate."""
     game = make_game(game_name, seats)
     row: dict[str, Any] = {"game": f"{game_name} {seats}p"}
     started = time.process_time()
-    for mode in MODES:
+    for mode in modes:
         results = [
-            matches_to_rank(game, seed * 1_000_003 + r, mode, max_matches, hold)
+            matches_to_rank(game, field, against, seed * 1_000_003 + r, mode, max_matches, hold)
             for r in range(runs)
         ]
-        counts = [count for count, _ in results]
+        counts = [count for count, _, _ in results]
+        print(f"  {game_name} {mode}: {counts}", file=sys.stderr, flush=True)
         row[mode] = statistics.median(counts)
         row[f"{mode}_runs"] = counts
-        row[f"{mode}_unsettled"] = sum(1 for _, settled in results if not settled)
-    row["ratio"] = row["duplicate"] / row["plain"]
-    row["ratio_each"] = row["duplicate-each"] / row["plain"]
-    row["cpu_s"] = time.process_time() - started
+        row[f"{mode}_unsettled"] = sum(1 for _, settled, _ in results if not settled)
+        if mode == "plain":
+            duels = [duel for _, _, played in results for duel in played]
+            row["head_to_head"] = round(sum(duels) / len(duels), 3)
+            row["head_to_head_matches"] = len(duels)
+    if "plain" in modes:
+        for mode in modes:
+            if mode != "plain":
+                row[f"{mode}_over_plain"] = round(row[mode] / row["plain"], 3)
+    row["cpu_s"] = round(time.process_time() - started, 1)
     return row
+
+
+def measure_head_to_head(game_name: str, seats: int, matches: int, seed: int) -> float:
+    """The strong bot's head-to-head rate against the weak one over ``matches`` plain matches
+    (for tuning ``NOISE``)."""
+    game = make_game(game_name, seats)
+    field = close_field(game_name, seats)
+    rng = random.Random(seed)
+    total = 0.0
+    for _ in range(matches):
+        order = list(field)
+        rng.shuffle(order)
+        deal = rng.getrandbits(48)
+        total += ahead(play(game, deal, order, field, deal))
+    return total / matches
+
+
+def shown(row: dict[str, Any], mode: str, runs: int) -> str:
+    """A mode's median, marked ``>`` when most runs never settled."""
+    mark = ">" if row[f"{mode}_unsettled"] * 2 > runs else ""
+    return f"{mark}{row[mode]:g}"
 
 
 def main() -> None:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", action="append", help="game name (repeatable); default all")
-    parser.add_argument("--runs", type=int, default=7, help="independent seeds per figure")
-    parser.add_argument("--max-matches", type=int, default=240)
+    parser.add_argument("--runs", type=int, default=21, help="independent seeds per figure")
+    parser.add_argument("--max-matches", type=int, default=800)
     parser.add_argument("--hold", type=int, default=20, help="least matches the rank must hold")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--modes", default="plain,duplicate", help=f"comma-separated, of {', '.join(MODES)}"
+    )
+    parser.add_argument("--no-random", action="store_true", help="skip the vs-random rows")
+    parser.add_argument("--no-close", action="store_true", help="skip the close-bot rows")
+    parser.add_argument(
+        "--calibrate", type=int, metavar="N", help="only measure head-to-head over N matches"
+    )
     parser.add_argument("--quick", action="store_true", help="tiny smoke run (CI)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
+    modes = [mode for mode in args.modes.split(",") if mode]
+    if set(modes) - set(MODES):
+        parser.error(f"--modes: unknown {sorted(set(modes) - set(MODES))}")
     if args.quick:
         args.runs, args.max_matches, args.hold = 1, 8, 2
         args.game = args.game or ["king", "klaberjass"]
-    rows = []
+    games = {g: n for g, n in GAMES.items() if not args.game or g in args.game}
+    if args.calibrate:
+        for game_name, seats in games.items():
+            rate_ = measure_head_to_head(game_name, seats, args.calibrate, args.seed)
+            print(f"{game_name} {seats}p eps={NOISE[game_name]}: head-to-head {rate_:.3f}")
+        return
+    result: dict[str, Any] = {"games": {}, "vs_random": {}}
     print(
-        f"{'game':14} {'plain':>7} {'duplicate':>10} {'dup/plain':>10} {'dup-each':>9} "
-        f"{'each/plain':>10}  runs (plain | duplicate | dup-each), matches each"
+        f"{'game':22} {'h2h':>6} "
+        + " ".join(f"{mode:>10}" for mode in modes)
+        + " "
+        + " ".join(f"{mode + '/plain':>15}" for mode in modes if mode != "plain")
     )
-    for game_name, seats in GAMES.items():
-        if args.game and game_name not in args.game:
-            continue
-        if f"{game_name}-heuristic" not in BOTS:
-            print(f"{game_name + f' {seats}p':14} skipped: no {game_name}-heuristic sample bot yet")
-            rows.append({"game": f"{game_name} {seats}p", "skipped": "no heuristic bot"})
-            continue
-        row = run(game_name, seats, args.runs, args.max_matches, args.hold, args.seed)
-        rows.append(row)
-
-        def shown(mode: str, row: dict[str, Any] = row) -> str:
-            mark = ">" if row[f"{mode}_unsettled"] * 2 > args.runs else ""
-            return f"{mark}{row[mode]:g}"
-
-        print(
-            f"{row['game']:14} {shown('plain'):>7} {shown('duplicate'):>10} {row['ratio']:10.2f} "
-            f"{shown('duplicate-each'):>9} {row['ratio_each']:10.2f}  {row['plain_runs']} | "
-            f"{row['duplicate_runs']} | {row['duplicate-each_runs']}",
-            flush=True,
-        )
+    sections: list[tuple[str, Callable[[str, int], Field], str]] = []
+    if not args.no_close:
+        sections.append(("games", close_field, "close"))
+    if not args.no_random:
+        sections.append(("vs_random", random_field, "vs random"))
+    for key, make_field, label in sections:
+        for game_name, seats in games.items():
+            field = make_field(game_name, seats)
+            against = [WEAK] if key == "games" else [b for b in field if b != STRONG]
+            row = run(
+                game_name,
+                seats,
+                field,
+                against,
+                modes,
+                args.runs,
+                args.max_matches,
+                args.hold,
+                args.seed,
+            )
+            result[key][game_name] = {
+                "plain": row.get("plain"),
+                "duplicate": row.get("duplicate"),
+                "duplicate_over_plain": row.get("duplicate_over_plain"),
+                "head_to_head": row.get("head_to_head"),
+                "detail": row,
+            }
+            print(
+                f"{row['game'] + ' ' + label:22} {row.get('head_to_head', 0):6.3f} "
+                + " ".join(f"{shown(row, mode, args.runs):>10}" for mode in modes)
+                + " "
+                + " ".join(
+                    f"{row[mode + '_over_plain']:15.2f}"
+                    for mode in modes
+                    if mode != "plain" and "plain" in modes
+                )
+                + f"  ({row['cpu_s']} cpu s)",
+                flush=True,
+            )
+            if args.json:
+                args.json.write_text(json.dumps(result, indent=2))
     print(
-        f"median matches until P(heuristic > every random bot) >= {CONFIDENCE} for good, "
-        f"over {args.runs} seeds; cap {args.max_matches}"
+        f"median matches until P(strong > weak) >= {CONFIDENCE} for good, over {args.runs} "
+        f"seeds; cap {args.max_matches}"
     )
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2))
 
 
 if __name__ == "__main__":

@@ -247,18 +247,20 @@ def _scale_out(data: dict[str, Any]) -> list[Figure]:
     ]
 
 
-def _fairness(rows: list[dict[str, Any]]) -> list[Figure]:
+def _fairness(result: dict[str, Any]) -> list[Figure]:
+    labels = {"games": "close bots", "vs_random": "heuristic > random"}
     return [
         Figure(
             "fairness",
-            f"{row['game']}: matches to rank heuristic > random (95 %)",
+            f"{game}: matches to rank {labels[section]} (95 %)",
             f"{row['duplicate']} duplicate",
             f"{row['plain']} plain",
-            row["ratio"],
+            row["duplicate_over_plain"],
             "fewer with duplicate deals",
             None,
         )
-        for row in rows
+        for section in ("games", "vs_random")
+        for game, row in result.get(section, {}).items()
     ]
 
 
@@ -287,7 +289,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str] | None, Extractor]] = [
     # The service runs with this collector threshold (arena/cli_service.py), so measure that.
     ("concurrency.py", ["--gc-threshold", "50000"], ["--quick"], _concurrency),
     ("ladder.py", [], ["--quick"], _ladder),
-    ("fairness.py", ["--runs", "5"], ["--quick"], _fairness),
+    ("fairness.py", ["--runs", "21"], ["--quick"], _fairness),
     # Needs PostgreSQL; its --quick smoke run is tests/test_benchmark_scale_out.py's.
     ("scale_out.py", [], None, _scale_out),
 ]

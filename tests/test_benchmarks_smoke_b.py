@@ -34,10 +34,13 @@ def run_quick(script: str, tmp_path: Path, *extra: str) -> tuple[str, object]:
 
 
 def test_fairness_quick_prints_plain_and_duplicate(tmp_path: Path) -> None:
-    stdout, rows = run_quick("fairness.py", tmp_path)
+    stdout, result = run_quick("fairness.py", tmp_path)
     assert "plain" in stdout and "duplicate" in stdout
-    assert isinstance(rows, list) and rows
-    assert all("skipped" in row or row["plain"] > 0 for row in rows)
+    assert isinstance(result, dict) and result["games"] and result["vs_random"]
+    for row in [*result["games"].values(), *result["vs_random"].values()]:
+        assert row["plain"] > 0 and row["duplicate"] > 0
+        assert row["duplicate_over_plain"] == pytest.approx(row["duplicate"] / row["plain"], 0.01)
+        assert 0.0 <= row["head_to_head"] <= 1.0
 
 
 def test_ladder_quick_on_sqlite(tmp_path: Path) -> None:

@@ -364,6 +364,18 @@ def test_every_api_error_path_answers_a_clear_status(tmp_path: Path) -> None:
             admin.call("CreateLadder", bad_option)
         assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "scoring" in (error.value.details() or "")
+        for field, value, words in [
+            ("min_sigma", 9.0, "min_sigma must be between 0 and"),
+            ("min_sigma", float("nan"), "min_sigma"),
+            ("sigma_growth_per_day", -1.0, "sigma_growth_per_day"),
+            ("new_version_rating", 7, "new_version_rating: unknown value 7"),
+        ]:
+            bad_rating = quick_ladder("v")
+            setattr(bad_rating.config, field, value)
+            with pytest.raises(grpc.RpcError) as error:
+                admin.call("CreateLadder", bad_rating)
+            assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert words in (error.value.details() or ""), error.value.details()
         ladders = admin.call("ListLadders", pb.ListLaddersRequest()).ladders
         assert list(ladders) == [], "rejected requests leave nothing behind"
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from openskill.models import PlackettLuce
 
-from arena.matchmaking import PlannedMatch
-from arena.ratings import INITIAL_SIGMA
+from arena.duplicate_scoring import Rotation
+from arena.matchmaking import PlannedMatch, owed
+from arena.ratings import DAY_US, INITIAL_MU, INITIAL_SIGMA, Rating, after_idle, rate_duplicate
 from arena.store.db import Tx, open_database
 from arena.store.repository import (
     CHANGE_GRACE_US,
@@ -340,7 +341,8 @@ def test_a_database_of_the_previous_schema_is_migrated(backend: str, tmp_path: P
         old_ladder = ladder_config("old").SerializeToString()
         tx.execute("INSERT INTO ladders VALUES ('old', 'old', 'oh-hell', ?, 0)", (old_ladder,))
         # Two matches finished (m1 and one before) and one queued, counted when queued.
-        tx.execute("INSERT INTO entries VALUES ('old', 'b1', 30, 7.5, 2, 3, 1)")
+        # first_places 7: a figure the recount of migration 16 replaces (b1 won m1 only)
+        tx.execute("INSERT INTO entries VALUES ('old', 'b1', 30, 7.5, 2, 3, 7)")
         tx.execute(
             "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status, "
             "created_at_us) VALUES ('m2', 'old', 's2', 'ladder', 2, 'x,b1', 'waiting', 9)"
@@ -366,6 +368,8 @@ def test_a_database_of_the_previous_schema_is_migrated(backend: str, tmp_path: P
             old = store.entrants("old")
             assert [(e.owner, e.address) for e in old] == [("o", "h:1")], "keyed by its text"
             assert [s.fault_rate for s in store.standings("old")] == [25.0], "moves summed once"
+            assert [s.first_places for s in store.standings("old")] == [1], "recounted"
+            assert [v.version for v in store.profile("b1", 1).versions] == ["1"]
             ladder_id = store.create_ladder(ladder_config())
             assert store.entrant_changes(ladder_id, "oh-hell", 1).active == []
             store.enter_active_bots(ladder_id, "oh-hell")
@@ -731,3 +735,118 @@ def test_bot_states_are_one_enum_tied_to_the_wire() -> None:
     assert [BOT_STATES[state.value] for state in BotState] == [
         arena_service_pb2.BotState.Value(f"BOT_STATE_{state.name}") for state in BotState
     ]
+
+
+def test_a_duplicate_set_is_rated_from_its_seat_comparisons_and_counts_first_places(
+    store: Store,
+) -> None:
+    """Seat 0 wins the deal whoever holds it, but ids[0] wins it by more, and also loses the
+    other seat by less: the seat comparisons credit ids[0] twice; first places count the two
+    matches won (one each), not the set."""
+    ids, _ = active_bots(store, 2)
+    ladder_id = store.create_ladder(ladder_config(seats=2, duplicate=True))
+    store.enter_active_bots(ladder_id, "oh-hell")
+    store.enqueue(
+        ladder_id, "ladder", [PlannedMatch(9, (ids[0], ids[1])), PlannedMatch(9, (ids[1], ids[0]))]
+    )
+    first, second = store.claim("w", 60), store.claim("w", 60)
+    assert first and second
+    store.record_result(finished_record(first.match_id, [1, 2], [50, 10]))
+    ratings = store.record_result(finished_record(second.match_id, [1, 2], [30, 20]))
+    rotations = [
+        Rotation((ids[0], ids[1]), (1, 2), (50.0, 10.0)),
+        Rotation((ids[1], ids[0]), (1, 2), (30.0, 20.0)),
+    ]
+    expected = rate_duplicate(dict.fromkeys(ids, Rating()), rotations)
+    assert ratings == expected
+    standings = {s.bot.bot_id: s for s in store.standings(ladder_id)}
+    assert standings[ids[0]].mu > standings[ids[1]].mu
+    assert [standings[bot].first_places for bot in ids] == [1, 1], "a match each, not the set"
+    assert [standings[bot].matches for bot in ids] == [2, 2]
+
+
+def test_a_ladder_keeps_sigma_above_its_floor_and_idle_bots_regain_sigma(store: Store) -> None:
+    ids, _ = active_bots(store, 3)
+
+    def ladder(name: str, min_sigma: float, growth: float) -> Callable[[int], dict[str, Rating]]:
+        config = ladder_config(name)
+        config.min_sigma, config.sigma_growth_per_day = min_sigma, growth
+        ladder_id = store.create_ladder(config)
+        store.enter_active_bots(ladder_id, "oh-hell")
+
+        def play(seed: int) -> dict[str, Rating]:
+            store.enqueue(ladder_id, "ladder", [PlannedMatch(seed, tuple(ids))])
+            claim = store.claim("w", 60)
+            assert claim is not None
+            ratings = store.record_result(finished_record(claim.match_id, [1, 2, 3], [3, 2, 1]))
+            assert ratings is not None
+            return ratings
+
+        return play
+
+    floored = ladder("floored", 7.6, 0.0)  # six matches unfloored: 7.51, 6.99, 7.15
+    for seed in range(6):
+        ratings = floored(seed)
+    assert all(rating.sigma == 7.6 for rating in ratings.values()), "held at the floor"
+
+    growing = ladder("growing", 0.0, 1.0)
+    with store.db.transaction() as tx:  # settled: σ 2; ids[2] last rated 30 days ago
+        tx.execute("UPDATE entries SET sigma = 2.0, rated_us = ?", (now_us(),))
+        tx.execute(
+            "UPDATE entries SET rated_us = ? WHERE bot_id = ?", (now_us() - 30 * DAY_US, ids[2])
+        )
+    ratings = growing(99)
+    assert ratings[ids[0]].sigma < 2.0, "a bot that just played: no growth"
+    grown = after_idle(Rating(0.0, 2.0), 30 * DAY_US, 1.0).sigma
+    assert grown == pytest.approx((4 + 30) ** 0.5, rel=1e-3)
+    assert 2.0 < ratings[ids[2]].sigma < grown, "grew with 30 idle days, then the match"
+
+
+def test_a_new_version_is_a_new_entry_fresh_or_inheriting_and_the_profile_shows_each(
+    store: Store,
+) -> None:
+    ids, token = active_bots(store, 3)
+    fresh_config, inherit_config = ladder_config("fresh"), ladder_config("inherit")
+    inherit_config.new_version_rating = pb.NEW_VERSION_RATING_INHERIT
+    ladders = [store.create_ladder(fresh_config), store.create_ladder(inherit_config)]
+    for seed, ladder_id in enumerate(ladders):
+        store.enter_active_bots(ladder_id, "oh-hell")
+        for round_ in range(3):
+            store.enqueue(ladder_id, "ladder", [PlannedMatch(seed * 10 + round_, tuple(ids))])
+            claim = store.claim("w", 60)
+            assert claim is not None
+            store.record_result(finished_record(claim.match_id, [1, 2, 3], [3, 2, 1]))
+    before = {ladder: {s.bot.bot_id: s for s in store.standings(ladder)} for ladder in ladders}
+    assert before[ladders[0]][ids[0]].mu > INITIAL_MU
+
+    store.update_bot(ids[0], token, "", "2")
+    store.set_state_by_arena(ids[0], "active", "passed validation", 0)
+    after = {ladder: {s.bot.bot_id: s for s in store.standings(ladder)} for ladder in ladders}
+    fresh, inherited = after[ladders[0]][ids[0]], after[ladders[1]][ids[0]]
+    assert (fresh.mu, fresh.sigma, fresh.matches, fresh.first_places) == (
+        INITIAL_MU,
+        INITIAL_SIGMA,
+        0,
+        0,
+    )
+    assert inherited.mu == before[ladders[1]][ids[0]].mu and inherited.sigma == INITIAL_SIGMA
+    assert inherited.matches == 0
+    other, was = after[ladders[0]][ids[1]], before[ladders[0]][ids[1]]
+    assert (other.mu, other.sigma, other.matches) == (was.mu, was.sigma, was.matches)
+    entrant = next(e for e in store.entrants(ladders[1]) if e.bot_id == ids[0])
+    assert owed(entrant) < owed(next(e for e in store.entrants(ladders[1]) if e.bot_id == ids[1]))
+
+    store.enqueue(ladders[1], "ladder", [PlannedMatch(99, tuple(ids))])
+    claim = store.claim("w", 60)
+    assert claim is not None
+    store.record_result(finished_record(claim.match_id, [1, 2, 3], [3, 2, 1]))
+    profile = store.profile(ids[0], 10)
+    figures = [
+        (v.version, v.ladder_id, v.current, v.matches, v.first_places) for v in profile.versions
+    ]
+    assert figures == sorted([("2", ladders[0], True, 0, 0), ("2", ladders[1], True, 1, 1)]) + [
+        ("1", ladder, False, 3, 3) for ladder in sorted(ladders)
+    ]
+    old = next(v for v in profile.versions if not v.current and v.ladder_id == ladders[1])
+    assert old.mu == pytest.approx(before[ladders[1]][ids[0]].mu)
+    assert [p.version for p in profile.rating_history] == ["1"] * 6 + ["2"]

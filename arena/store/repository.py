@@ -24,22 +24,24 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from arena.bot_transport import OUTBOUND, OUTBOUND_UNNAMED, shown_endpoint, transport_of
+from arena.duplicate_scoring import Rotation, first_places
 from arena.matchmaking import Entrant, PlannedMatch
 from arena.ratings import (
     DISPLAY_SQL,
     INITIAL_MU,
     INITIAL_SIGMA,
     Rating,
+    RatingPolicy,
     displayed_rating,
-    rate,
-    set_ranks,
+    rate_set,
 )
 from arena.store.coordination import holds_lease
 from arena.store.db import Database, Tx
+from arena.store.versions import start_new_version, version_at, version_figures
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
 from referee.codec.summaries import fault_name, summaries_of
@@ -357,6 +359,27 @@ Authority = tuple[str, str, int]
 """A leadership lease a write is made on: (lease name, holder, epoch)."""
 
 
+def rating_policy(config: arena_service_pb2.LadderConfig) -> RatingPolicy:
+    """A ladder's rating options out of its config."""
+    return RatingPolicy(config.min_sigma, config.sigma_growth_per_day)
+
+
+def _rotation(seats: Sequence[str], outcome: record_pb2.MatchOutcome) -> Rotation:
+    """A rated match's seats as duplicate scoring reads them."""
+    return Rotation(tuple(seats), tuple(outcome.ranks), tuple(float(s) for s in outcome.scores))
+
+
+@dataclass
+class _RatingInputs:
+    """What rating a complete set needs (``Store._rating_inputs``)."""
+
+    current: dict[str, Rating] = field(default_factory=dict)
+    idle_us: dict[str, int] = field(default_factory=dict)
+    rotations: dict[str, Rotation] = field(default_factory=dict)
+    policy: RatingPolicy = field(default_factory=RatingPolicy)
+    duplicate: bool = False
+
+
 class Store:
     """The arena's persistent state on a ``Database`` (SQLite or PostgreSQL)."""
 
@@ -548,7 +571,10 @@ class Store:
                 address_key = address or endpoint.lower()
                 self._lock_address(tx, address_key)
                 self._refuse_shared_address(tx, address_key, owner_id)
-            revalidate = moved or (bool(version) and version != bot.version)
+            new_version = bool(version) and version != bot.version
+            revalidate = moved or new_version
+            if new_version:
+                start_new_version(tx, bot_id, bot.version, version, now_us())
             tx.execute(
                 "UPDATE bots SET endpoint = ?, version = ?, state = ?, state_detail = ?, "
                 "state_changed_us = ?, address_key = ?, validated = validated * ? "
@@ -839,10 +865,10 @@ class Store:
     @staticmethod
     def _enter_active_bots(tx: Tx, ladder_id: str, game: str, changed_since_us: int) -> None:
         tx.execute(  # ON CONFLICT: two arena processes may enter the same bot at once
-            "INSERT INTO entries (ladder_id, bot_id, mu, sigma, changed_us) "
-            "SELECT ?, b.bot_id, ?, ?, ? FROM bots b WHERE b.game = ? AND b.state = 'active' "
-            "AND b.state_changed_us >= ? AND NOT EXISTS (SELECT 1 FROM entries e "
-            "WHERE e.ladder_id = ? AND e.bot_id = b.bot_id) "
+            "INSERT INTO entries (ladder_id, bot_id, mu, sigma, changed_us, version) "
+            "SELECT ?, b.bot_id, ?, ?, ?, b.version FROM bots b WHERE b.game = ? "
+            "AND b.state = 'active' AND b.state_changed_us >= ? AND NOT EXISTS "
+            "(SELECT 1 FROM entries e WHERE e.ladder_id = ? AND e.bot_id = b.bot_id) "
             "ON CONFLICT (ladder_id, bot_id) DO NOTHING",
             (ladder_id, INITIAL_MU, INITIAL_SIGMA, now_us(), game, changed_since_us, ladder_id),
         )
@@ -1487,17 +1513,17 @@ class Store:
             for bot, summary in zip(seats, summaries, strict=True):
                 moves[bot] += summary.moves
                 faults[bot] += summary.faults
-            per_match = []  # the ranks of each rated match of the set, once it is complete
-            current: dict[str, Rating] = {}
+            per_match: list[Rotation] = []  # each rated match of the set, once it is complete
+            inputs = _RatingInputs()
             rated = [other[0] for other in others if other[5] in RATED_STATUSES]
             complete = all(row[1] == "finished" for row in others)
             if complete and (rated or record.status in RATED_STATUSES):
-                current, ranks_of = self._rating_inputs(tx, ladder_id, rows, rated)
-                per_match = [ranks_of.get(match_id, {}) for match_id in rated]
+                inputs = self._rating_inputs(tx, ladder_id, rows, rated)
+                per_match = [inputs.rotations[m] for m in rated if m in inputs.rotations]
                 if record.status in RATED_STATUSES:
-                    per_match.append(dict(zip(seats, record.outcome.ranks, strict=False)))
+                    per_match.append(_rotation(seats, record.outcome))
             if per_match:
-                ratings = self._rate_set(tx, ladder_id, current, per_match, played, moves, faults)
+                ratings = self._rate_set(tx, ladder_id, inputs, per_match, played, moves, faults)
             else:  # the set is not complete, or nothing in it is rated: count the match
                 tx.many(
                     "UPDATE entries SET scheduled = scheduled + ?, moves_played = "
@@ -1602,66 +1628,84 @@ class Store:
     @staticmethod
     def _rating_inputs(
         tx: Tx, ladder_id: str, rows: Sequence[Any], rated: Sequence[str]
-    ) -> tuple[dict[str, Rating], dict[str, dict[str, int]]]:
-        """What rating a complete set needs, in one round trip (two queries sent together):
-        the ratings of the bots seated in the set (``rows``, from ``_lock_set``) and each
-        ``rated`` match's rank of each of its bots (its seat rows).
+    ) -> _RatingInputs:
+        """What rating a complete set needs, in one round trip (three queries sent together):
+        the ratings of the bots seated in the set (``rows``, from ``_lock_set``) and when each
+        was last rated, each ``rated`` match's seats (bot, rank, score), and the ladder's
+        rating options.
 
         The entries are locked in bot order before they are read: no lost update when two
         processes rate sets sharing a bot, and no deadlock (same order everywhere)."""
         lock = " FOR UPDATE" if tx.dialect == "postgres" else ""
         bots = sorted({bot for row in rows for bot in row[4].split(",")} - {HOUSE_RANDOM})
         entries = tx.send(
-            "SELECT bot_id, mu, sigma FROM entries WHERE ladder_id = ? AND bot_id IN "
+            "SELECT bot_id, mu, sigma, rated_us FROM entries WHERE ladder_id = ? AND bot_id IN "
             f"({', '.join('?' for _ in bots)}) ORDER BY bot_id{lock}",
             (ladder_id, *bots),
         )
-        seat_ranks = (
+        seat_rows = (
             tx.send(
-                "SELECT match_id, bot_id, rank FROM match_seats WHERE match_id IN "
+                "SELECT match_id, bot_id, rank, score FROM match_seats WHERE match_id IN "
                 f"({', '.join('?' for _ in rated)}) ORDER BY match_id, seat",
                 rated,
             )
             if rated
             else None
         )
-        current = {bot: Rating(mu, sigma) for bot, mu, sigma in entries.rows()}
-        ranks_of: dict[str, dict[str, int]] = {}
-        for match_id, bot, rank in seat_ranks.rows() if seat_ranks else ():
-            ranks_of.setdefault(match_id, {})[bot] = rank
-        return current, ranks_of
+        config = tx.send("SELECT config FROM ladders WHERE ladder_id = ?", (ladder_id,))
+        inputs = _RatingInputs()
+        now = now_us()
+        for bot, mu, sigma, rated_us in entries.rows():
+            inputs.current[bot] = Rating(mu, sigma)
+            inputs.idle_us[bot] = now - rated_us if rated_us else 0
+        seats_of: dict[str, list[tuple[str, int, float]]] = {}
+        for match_id, bot, rank, score in seat_rows.rows() if seat_rows else ():
+            seats_of.setdefault(match_id, []).append((bot, rank, float(score)))
+        inputs.rotations = {
+            match_id: Rotation(*(tuple(column) for column in zip(*seated, strict=True)))
+            for match_id, seated in seats_of.items()
+            if len(seated) >= 2
+        }
+        (blob,) = config.rows()[0]
+        ladder = arena_service_pb2.LadderConfig.FromString(bytes(blob))
+        inputs.policy, inputs.duplicate = rating_policy(ladder), ladder.duplicate_deals
+        return inputs
 
     def _rate_set(
         self,
         tx: Tx,
         ladder_id: str,
-        current: dict[str, Rating],
-        per_match: Sequence[dict[str, int]],
+        inputs: _RatingInputs,
+        per_match: Sequence[Rotation],
         played: Counter[str],
         moves: Counter[str],
         faults: Counter[str],
     ) -> dict[str, Rating]:
-        """Rate a finished set from the bots' ``current`` ratings (``_rating_inputs``) and
-        each rated match's ranks (and count the match that completed it: ``played``, its
-        ``moves`` and ``faults`` per bot)."""
-        ranks = set_ranks(per_match)
-        new_ratings = rate(current, ranks)
+        """Rate a finished set from the bots' ratings and the ladder's options
+        (``_rating_inputs``) and each rated match's seats: a plain match by its ranks, a
+        duplicate ladder's set by its seat comparisons (and count the match that completed it:
+        ``played``, its ``moves`` and ``faults`` per bot). First places count matches."""
+        new_ratings = rate_set(
+            inputs.current, per_match, inputs.duplicate, inputs.policy, inputs.idle_us
+        )
+        firsts = first_places(per_match)
         order = sorted(new_ratings)
         changed = now_us()
         tx.many(
             "UPDATE entries SET mu = ?, sigma = ?, matches = matches + ?, "
             "first_places = first_places + ?, scheduled = scheduled + ?, "
-            "moves_played = moves_played + ?, faults = faults + ?, changed_us = ? "
-            "WHERE ladder_id = ? AND bot_id = ?",
+            "moves_played = moves_played + ?, faults = faults + ?, changed_us = ?, "
+            "rated_us = ? WHERE ladder_id = ? AND bot_id = ?",
             [
                 (
                     new_ratings[bot].mu,
                     new_ratings[bot].sigma,
-                    len(per_match),
-                    1 if ranks[bot] == 1 else 0,
+                    sum(bot in rotation.seats for rotation in per_match),
+                    firsts.get(bot, 0),
                     played[bot],
                     moves[bot],
                     faults[bot],
+                    changed,
                     changed,
                     ladder_id,
                     bot,
@@ -1727,6 +1771,10 @@ class Store:
         with self.db.transaction() as tx:
             bot = self._bot(tx, bot_id)
             response = arena_service_pb2.GetBotProfileResponse(bot=bot.to_proto())
+            response.versions.extend(version_figures(tx, bot_id))
+            replaced = sorted(
+                (v.replaced_at_us, v.version) for v in response.versions if not v.current
+            )
             for ladder_id, match_id, mu, sigma, at in tx.all(
                 "SELECT m.ladder_id, s.match_id, s.mu, s.sigma, s.finished_at_us "
                 "FROM match_seats s JOIN matches m ON m.match_id = s.match_id "
@@ -1741,6 +1789,7 @@ class Store:
                         mu=mu,
                         sigma=sigma,
                         at_us=at,
+                        version=version_at(replaced, bot.version, at),
                     )
                 )
             for row in tx.all(

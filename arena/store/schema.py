@@ -329,7 +329,44 @@ def _v15(dialect: str) -> list[str]:
     ]
 
 
+def _v16(dialect: str) -> list[str]:
+    """Ratings that do not freeze and first places that count matches (issue 23).
+
+    ``entries.rated_us``: when the entry's rating last changed, so σ grows with the time since
+    (a ladder's ``sigma_growth_per_day``); existing entries take their last change.
+    ``entries.first_places`` counts every match a bot finished first in, also each rotation of
+    a duplicate set (it counted a set once, from the set's summed ranks): recounted here from
+    the seat rows of rated matches whose set is complete.
+
+    Bot versions: ``entries.version`` is the version an entry rates (each version of a bot
+    is its own entry); ``version_entries`` keeps the figures of the versions replaced."""
+    del dialect
+    return [
+        "ALTER TABLE entries ADD COLUMN version TEXT NOT NULL DEFAULT ''",
+        "UPDATE entries SET version = COALESCE((SELECT b.version FROM bots b "
+        "WHERE b.bot_id = entries.bot_id), '')",
+        """CREATE TABLE version_entries (
+            ladder_id TEXT NOT NULL,
+            bot_id TEXT NOT NULL,
+            version TEXT NOT NULL,
+            mu DOUBLE PRECISION NOT NULL,
+            sigma DOUBLE PRECISION NOT NULL,
+            matches INTEGER NOT NULL,
+            first_places INTEGER NOT NULL,
+            replaced_at_us BIGINT NOT NULL,
+            PRIMARY KEY (ladder_id, bot_id, version))""",
+        "CREATE INDEX version_entries_by_bot ON version_entries (bot_id, replaced_at_us)",
+        "ALTER TABLE entries ADD COLUMN rated_us BIGINT NOT NULL DEFAULT 0",
+        "UPDATE entries SET rated_us = changed_us WHERE matches > 0",
+        "UPDATE entries SET first_places = (SELECT COUNT(*) FROM match_seats s "
+        "JOIN matches m ON m.match_id = s.match_id WHERE m.ladder_id = entries.ladder_id "
+        "AND s.bot_id = entries.bot_id AND s.rank = 1 AND m.result_status IN (1, 2) "
+        "AND NOT EXISTS (SELECT 1 FROM matches o WHERE o.set_id = m.set_id "
+        "AND o.status <> 'finished'))",
+    ]
+
+
 MIGRATIONS: list[Callable[[str], list[str]]] = [
-    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14, _v15)
+    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14, _v15, _v16)
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

@@ -101,6 +101,34 @@ BOT_TRANSPORT_OUTBOUND: BotTransport.ValueType  # 3
 """The bot dials ArenaService.ConnectBot itself (behind NAT, no open port): no endpoint."""
 Global___BotTransport: _TypeAlias = BotTransport  # noqa: Y015
 
+class _NewVersionRating:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _NewVersionRatingEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_NewVersionRating.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    NEW_VERSION_RATING_UNSPECIFIED: _NewVersionRating.ValueType  # 0
+    """As NEW_VERSION_RATING_FRESH."""
+    NEW_VERSION_RATING_FRESH: _NewVersionRating.ValueType  # 1
+    """The initial rating, as a new bot."""
+    NEW_VERSION_RATING_INHERIT: _NewVersionRating.ValueType  # 2
+    """The previous version's mean, with sigma raised back to the initial (prior) sigma: the
+    version starts where its bot stood and can climb or fall as fast as a new bot.
+    """
+
+class NewVersionRating(_NewVersionRating, metaclass=_NewVersionRatingEnumTypeWrapper):
+    """How a bot's new version is rated at first in a ladder."""
+
+NEW_VERSION_RATING_UNSPECIFIED: NewVersionRating.ValueType  # 0
+"""As NEW_VERSION_RATING_FRESH."""
+NEW_VERSION_RATING_FRESH: NewVersionRating.ValueType  # 1
+"""The initial rating, as a new bot."""
+NEW_VERSION_RATING_INHERIT: NewVersionRating.ValueType  # 2
+"""The previous version's mean, with sigma raised back to the initial (prior) sigma: the
+version starts where its bot stood and can climb or fall as fast as a new bot.
+"""
+Global___NewVersionRating: _TypeAlias = NewVersionRating  # noqa: Y015
+
 class _MatchPhase:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -454,6 +482,9 @@ class LadderConfig(_message.Message):
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     MAX_MATCHES_PER_BOT_FIELD_NUMBER: _builtins.int
     ALLOW_SELF_PLAY_FIELD_NUMBER: _builtins.int
+    MIN_SIGMA_FIELD_NUMBER: _builtins.int
+    SIGMA_GROWTH_PER_DAY_FIELD_NUMBER: _builtins.int
+    NEW_VERSION_RATING_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """A unique name."""
     move_time_ms: _builtins.int
@@ -463,7 +494,10 @@ class LadderConfig(_message.Message):
     max_faults: _builtins.int
     """Faults in one match that forfeit it (0: never)."""
     duplicate_deals: _builtins.bool
-    """Replay each deal with the seats rotated among the same bots, rated as one set."""
+    """Replay each deal with the seats rotated among the same bots. The set is rated from its
+    seat comparisons: per seat, the bots that held the same cards ranked by their finishing
+    rank, then score margin (duplicate scoring, as duplicate bridge scores a board).
+    """
     concurrency: _builtins.int
     """Matches of this ladder played at the same time."""
     max_matches_per_bot: _builtins.int
@@ -474,6 +508,19 @@ class LadderConfig(_message.Message):
     allow_self_play: _builtins.bool
     """Let one owner's bots (or bots at one address) meet in a match: for an operator's own
     ladders. Off by default: every seat of a match belongs to a different owner and address.
+    """
+    min_sigma: _builtins.float
+    """Sigma never goes below this (0: no floor; at most the initial sigma, 25/3), so a veteran's
+    rating still moves.
+    """
+    sigma_growth_per_day: _builtins.float
+    """Sigma regained per day without a rated match, added in quadrature like openskill's tau
+    (sigma^2 + days * growth^2, at most the initial sigma), applied at the bot's next rated
+    set (0: none; at most 25/3).
+    """
+    new_version_rating: Global___NewVersionRating.ValueType
+    """How a bot's new version (UpdateBot with another version) starts in this ladder: its
+    entry is new, with its own rating history; the previous version's figures are kept.
     """
     @_builtins.property
     def settings(self) -> _options_pb2.GameSettings:
@@ -491,10 +538,13 @@ class LadderConfig(_message.Message):
         concurrency: _builtins.int = ...,
         max_matches_per_bot: _builtins.int = ...,
         allow_self_play: _builtins.bool = ...,
+        min_sigma: _builtins.float = ...,
+        sigma_growth_per_day: _builtins.float = ...,
+        new_version_rating: Global___NewVersionRating.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_self_play", b"allow_self_play", "concurrency", b"concurrency", "duplicate_deals", b"duplicate_deals", "max_faults", b"max_faults", "max_matches_per_bot", b"max_matches_per_bot", "move_time_ms", b"move_time_ms", "name", b"name", "settings", b"settings", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_self_play", b"allow_self_play", "concurrency", b"concurrency", "duplicate_deals", b"duplicate_deals", "max_faults", b"max_faults", "max_matches_per_bot", b"max_matches_per_bot", "min_sigma", b"min_sigma", "move_time_ms", b"move_time_ms", "name", b"name", "new_version_rating", b"new_version_rating", "settings", b"settings", "sigma_growth_per_day", b"sigma_growth_per_day", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -688,7 +738,9 @@ class Standing(_message.Message):
     matches: _builtins.int
     """Rated matches played."""
     first_places: _builtins.int
-    """Matches finished first (alone or shared)."""
+    """Matches finished first (alone or shared); in a duplicate ladder too, every rotation of a
+    set counts as the match it is.
+    """
     fault_rate: _builtins.float
     """Faults per 100 moves."""
     trend: _builtins.float
@@ -796,6 +848,7 @@ class RatingPoint(_message.Message):
     MU_FIELD_NUMBER: _builtins.int
     SIGMA_FIELD_NUMBER: _builtins.int
     AT_US_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
     ladder_id: _builtins.str
     """The ladder."""
     match_id: _builtins.str
@@ -808,6 +861,8 @@ class RatingPoint(_message.Message):
     """Uncertainty after it."""
     at_us: _builtins.int
     """When, in microseconds since the Unix epoch."""
+    version: _builtins.str
+    """The bot's version that played it."""
     def __init__(
         self,
         *,
@@ -817,10 +872,11 @@ class RatingPoint(_message.Message):
         mu: _builtins.float = ...,
         sigma: _builtins.float = ...,
         at_us: _builtins.int = ...,
+        version: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["at_us", b"at_us", "ladder_id", b"ladder_id", "match_id", b"match_id", "mu", b"mu", "rating", b"rating", "sigma", b"sigma"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at_us", b"at_us", "ladder_id", b"ladder_id", "match_id", b"match_id", "mu", b"mu", "rating", b"rating", "sigma", b"sigma", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -915,6 +971,7 @@ class GetBotProfileResponse(_message.Message):
     FAULTS_FIELD_NUMBER: _builtins.int
     LATENCY_P50_MS_FIELD_NUMBER: _builtins.int
     LATENCY_P95_MS_FIELD_NUMBER: _builtins.int
+    VERSIONS_FIELD_NUMBER: _builtins.int
     moves: _builtins.int
     """Moves played in all matches."""
     latency_p50_ms: _builtins.float
@@ -937,6 +994,10 @@ class GetBotProfileResponse(_message.Message):
     def faults(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
         """Faults in all matches, by kind name (for example "timeout")."""
 
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___VersionFigures]:
+        """Every version's figures in every ladder it played, the current version first."""
+
     def __init__(
         self,
         *,
@@ -947,14 +1008,69 @@ class GetBotProfileResponse(_message.Message):
         faults: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
         latency_p50_ms: _builtins.float = ...,
         latency_p95_ms: _builtins.float = ...,
+        versions: _abc.Iterable[Global___VersionFigures] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "faults", b"faults", "latency_p50_ms", b"latency_p50_ms", "latency_p95_ms", b"latency_p95_ms", "moves", b"moves", "rating_history", b"rating_history", "recent_matches", b"recent_matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "faults", b"faults", "latency_p50_ms", b"latency_p50_ms", "latency_p95_ms", b"latency_p95_ms", "moves", b"moves", "rating_history", b"rating_history", "recent_matches", b"recent_matches", "versions", b"versions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetBotProfileResponse: _TypeAlias = GetBotProfileResponse  # noqa: Y015
+
+@_typing.final
+class VersionFigures(_message.Message):
+    """One version of a bot in one ladder."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    LADDER_ID_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    MU_FIELD_NUMBER: _builtins.int
+    SIGMA_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    FIRST_PLACES_FIELD_NUMBER: _builtins.int
+    CURRENT_FIELD_NUMBER: _builtins.int
+    REPLACED_AT_US_FIELD_NUMBER: _builtins.int
+    version: _builtins.str
+    """The version (free text, as registered)."""
+    ladder_id: _builtins.str
+    """The ladder."""
+    rating: _builtins.float
+    """The displayed rating: mu - 3 sigma."""
+    mu: _builtins.float
+    """The rating's mean."""
+    sigma: _builtins.float
+    """The rating's uncertainty."""
+    matches: _builtins.int
+    """Rated matches played."""
+    first_places: _builtins.int
+    """Matches finished first (alone or shared)."""
+    current: _builtins.bool
+    """True for the version the bot plays now."""
+    replaced_at_us: _builtins.int
+    """When the next version replaced it, in microseconds since the Unix epoch (0: current)."""
+    def __init__(
+        self,
+        *,
+        version: _builtins.str = ...,
+        ladder_id: _builtins.str = ...,
+        rating: _builtins.float = ...,
+        mu: _builtins.float = ...,
+        sigma: _builtins.float = ...,
+        matches: _builtins.int = ...,
+        first_places: _builtins.int = ...,
+        current: _builtins.bool = ...,
+        replaced_at_us: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["current", b"current", "first_places", b"first_places", "ladder_id", b"ladder_id", "matches", b"matches", "mu", b"mu", "rating", b"rating", "replaced_at_us", b"replaced_at_us", "sigma", b"sigma", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VersionFigures: _TypeAlias = VersionFigures  # noqa: Y015
 
 @_typing.final
 class GetMatchRecordRequest(_message.Message):
