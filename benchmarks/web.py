@@ -43,19 +43,9 @@ from cardarena.game.v1 import options_pb2, record_pb2
 from referee.codec.record import match_record
 from referee.games.registry import codec_for, make_game
 from referee.match import Match
+from tests.web_arena import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def pinochle_record(seeds: int) -> record_pb2.MatchRecord:

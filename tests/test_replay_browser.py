@@ -9,7 +9,6 @@ hold, in any update of a whole match, a card that was hidden from spectators at 
 from __future__ import annotations
 
 import json
-import os
 import queue
 import threading
 from collections.abc import Iterator
@@ -28,18 +27,8 @@ from referee.codec.watch import public_move_event
 from referee.games.registry import make_game
 from referee.match import Match, MoveLog
 from tests.test_replay_frames import hidden_names, played_match, record_of
+from tests.web_arena import CHROMIUM_ARGS, chromium_or_skip
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 STATIC = Path(__file__).resolve().parent.parent / "arena" / "web" / "static"
 
 CASES = [
@@ -149,14 +138,11 @@ def site() -> Iterator[tuple[Site, str]]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMIUM} is missing: .ci/run installs Debian's chromium package")
-        pytest.skip(f"BROWSER TESTS SKIPPED: no {CHROMIUM} (apt-get install chromium)")
+    executable = chromium_or_skip()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
             yield chromium
         finally:

@@ -9,6 +9,8 @@ matches until its rating settles). The profile lists every version's figures.
 
 from __future__ import annotations
 
+from typing import Any
+
 from arena.ratings import Rating, displayed_rating, new_version_rating
 from arena.store.db import Tx
 from cardarena.arena.v1 import arena_service_pb2 as pb
@@ -44,44 +46,37 @@ def start_new_version(tx: Tx, bot_id: str, old: str, new: str, at_us: int) -> No
         )
 
 
+def _figures(row: Any, **extra: Any) -> pb.VersionFigures:
+    """One version's figures in one ladder from ``(ladder, version, μ, σ, matches, firsts)``."""
+    ladder_id, version, mu, sigma, matches, first_places = row[:6]
+    return pb.VersionFigures(
+        version=version,
+        ladder_id=ladder_id,
+        rating=displayed_rating(mu, sigma),
+        mu=mu,
+        sigma=sigma,
+        matches=matches,
+        first_places=first_places,
+        **extra,
+    )
+
+
 def version_figures(tx: Tx, bot_id: str) -> list[pb.VersionFigures]:
     """Every version's figures per ladder: the current version's entries first, then the
     earlier versions, latest replaced first."""
-    figures = [
-        pb.VersionFigures(
-            version=version,
-            ladder_id=ladder_id,
-            rating=displayed_rating(mu, sigma),
-            mu=mu,
-            sigma=sigma,
-            matches=matches,
-            first_places=first_places,
-            current=True,
-        )
-        for ladder_id, version, mu, sigma, matches, first_places in tx.all(
-            "SELECT ladder_id, version, mu, sigma, matches, first_places FROM entries "
-            "WHERE bot_id = ? ORDER BY ladder_id",
-            (bot_id,),
-        )
-    ]
-    figures.extend(
-        pb.VersionFigures(
-            version=version,
-            ladder_id=ladder_id,
-            rating=displayed_rating(mu, sigma),
-            mu=mu,
-            sigma=sigma,
-            matches=matches,
-            first_places=first_places,
-            replaced_at_us=replaced,
-        )
-        for ladder_id, version, mu, sigma, matches, first_places, replaced in tx.all(
-            "SELECT ladder_id, version, mu, sigma, matches, first_places, replaced_at_us "
-            "FROM version_entries WHERE bot_id = ? ORDER BY replaced_at_us DESC, ladder_id",
-            (bot_id,),
-        )
+    current = tx.all(
+        "SELECT ladder_id, version, mu, sigma, matches, first_places FROM entries "
+        "WHERE bot_id = ? ORDER BY ladder_id",
+        (bot_id,),
     )
-    return figures
+    replaced = tx.all(
+        "SELECT ladder_id, version, mu, sigma, matches, first_places, replaced_at_us "
+        "FROM version_entries WHERE bot_id = ? ORDER BY replaced_at_us DESC, ladder_id",
+        (bot_id,),
+    )
+    return [_figures(row, current=True) for row in current] + [
+        _figures(row, replaced_at_us=row[6]) for row in replaced
+    ]
 
 
 def version_at(replacements: list[tuple[int, str]], current: str, at_us: int) -> str:

@@ -314,11 +314,7 @@ class WebApp:
                 self.streams.open -= 1
                 await events.aclose()
 
-        return StreamingResponse(
-            stream(),
-            media_type="text/event-stream",
-            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
-        )
+        return _event_stream(stream())
 
     async def api_operator(self, request: Request) -> Response:
         return JSONResponse(asdict(await self.panel()))
@@ -345,11 +341,16 @@ class WebApp:
                 self.streams.open -= 1
                 await events.aclose()
 
-        return StreamingResponse(
-            stream(),
-            media_type="text/event-stream",
-            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
-        )
+        return _event_stream(stream())
+
+
+def _event_stream(messages: AsyncIterator[str]) -> StreamingResponse:
+    """Server-sent events, never cached nor buffered by a proxy on the way."""
+    return StreamingResponse(
+        messages,
+        media_type="text/event-stream",
+        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+    )
 
 
 def _replay() -> Any:
