@@ -1,13 +1,14 @@
 """Bad requests and handler bugs at the API's edge: a typed status, a bounded log.
 
 ``RequestGuard`` is a server interceptor that takes over request parsing for every method whose
-request is one message (unary-unary and unary-stream: all of ``ArenaService``, health checks):
+request is one message (unary-unary and unary-stream: ``ArenaService``, health checks):
 the method gets the raw bytes, parses them with the method's own deserializer and answers
 INVALID_ARGUMENT with a short detail when they are not a valid encoding, instead of gRPC's
 UNKNOWN with a traceback in the log. An exception escaping a handler becomes INTERNAL
 ("internal error", nothing of the exception sent back). Both are logged through
 ``RateLimitedLog``: one line per kind per interval, then a count of the rest, so a flood of bad
-requests cannot flood the log. Streaming-request methods (reflection) pass through untouched.
+requests cannot flood the log. Streaming-request methods (reflection, and the bot streams
+ConnectBot and RelayBot, which parse and refuse their own messages) pass through untouched.
 """
 
 from __future__ import annotations

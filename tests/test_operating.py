@@ -190,11 +190,20 @@ def _raw_call(
     return unary(payload, timeout=10, metadata=metadata)
 
 
+STREAM_REFUSALS = {
+    grpc.StatusCode.INVALID_ARGUMENT,  # ConnectBot: the first message is no hello
+    grpc.StatusCode.PERMISSION_DENIED,  # RelayBot: for arena peers only, checked first
+    grpc.StatusCode.UNAUTHENTICATED,
+}
+"""How a bot-stream method may refuse bytes that are no message (never UNKNOWN or INTERNAL)."""
+
+
 def test_malformed_bytes_get_invalid_argument_on_every_method_and_a_bounded_log(
     tmp_path: Path,
 ) -> None:
-    methods = list(ARENA_SERVICE.methods)
+    methods = [m for m in ARENA_SERVICE.methods if not m.client_streaming]
     assert len(methods) >= 10
+    streams = [m for m in ARENA_SERVICE.methods if m.client_streaming]
     health = health_pb2.DESCRIPTOR.services_by_name["Health"]
     targets = [(ARENA_SERVICE, m) for m in methods] + [(health, health.methods_by_name["Check"])]
     rounds = 3
@@ -209,6 +218,13 @@ def test_malformed_bytes_get_invalid_argument_on_every_method_and_a_bounded_log(
                         assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT, method.name
                         detail = error.value.details() or ""
                         assert detail.startswith("malformed request") and len(detail) < 100
+                for method in streams:  # a bot's stream (ConnectBot, RelayBot): its own reader
+                    for payload in malformed_for(method.input_type):
+                        with pytest.raises(grpc.RpcError) as error:
+                            _raw_call(channel, method, ARENA_SERVICE, payload)
+                        code = error.value.code()
+                        assert code in STREAM_REFUSALS, (method.name, code)
+                        assert len(error.value.details() or "") < 200, method.name
         elapsed = time.monotonic() - started
         client = ArenaClient(service.address, timeout_s=10)
         assert client.call("ListGames", pb.ListGamesRequest()).games, "still serving"
