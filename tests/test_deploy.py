@@ -418,6 +418,10 @@ SHUTDOWN_MARGIN_S = 5.0
 KUBERNETES_DEFAULT_TERMINATION_GRACE_S = 30
 COMPOSE_DEFAULT_STOP_GRACE_S = 10.0
 ARENA_DEFAULT_SHUTDOWN_GRACE_S = 10.0
+# The web UI (docs/web.md): served by the processes that answer clients, on this port.
+WEB_ROLES = {"all", "api"}
+WEB_PORT = 8080
+WEB_PORT_NAME = "web"
 
 
 def flag_values(args: Sequence[str], name: str) -> list[str]:
@@ -605,6 +609,54 @@ def arena_manifest_problems(resources: Sequence[dict[str, Any]]) -> list[str]:
         for labels in pods
     ):
         problems.append("no Service selects the arena pods")
+    problems += kubernetes_web_problems(deployments, services)
+    return problems
+
+
+def web_listen_problems(args: Sequence[str], role: str, where: str) -> list[str]:
+    """The API roles serve the web UI on every interface at ``WEB_PORT``; the others none."""
+    values = flag_values(args, "--web-listen")
+    if role in WEB_ROLES:
+        if values != [f"0.0.0.0:{WEB_PORT}"]:
+            return [f"{where}: --web-listen must be 0.0.0.0:{WEB_PORT} (role {role}): {values}"]
+    elif values != [""]:
+        return [f"{where}: role {role} serves no web UI: give --web-listen= ({values})"]
+    return []
+
+
+def kubernetes_web_problems(
+    deployments: Sequence[dict[str, Any]], services: Sequence[dict[str, Any]]
+) -> list[str]:
+    """Each API-role pod serves the web UI on a container port named ``web``, which a Service
+    that selects the pods publishes as ``web`` on ``WEB_PORT``; the other roles have no web port."""
+    problems: list[str] = []
+    for deployment in deployments:
+        name = deployment["metadata"]["name"]
+        container = arena_container(deployment)
+        assert container is not None
+        roles = flag_values(container["args"], "--role")
+        role = roles[0] if len(roles) == 1 else "all"
+        problems += web_listen_problems(container["args"], role, name)
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        if role not in WEB_ROLES:
+            if WEB_PORT_NAME in ports:
+                problems.append(f"{name}: role {role} has a web port but serves no web UI")
+            continue
+        if ports.get(WEB_PORT_NAME) != WEB_PORT:
+            problems.append(f"{name}: container port {WEB_PORT_NAME!r} must be {WEB_PORT}")
+        published = [
+            port
+            for service in services
+            if selects({"matchLabels": service["spec"].get("selector", {})}, pod_labels(deployment))
+            for port in service["spec"]["ports"]
+            if port["name"] == WEB_PORT_NAME
+            and port["port"] == WEB_PORT
+            and port["targetPort"] in (WEB_PORT_NAME, WEB_PORT)
+        ]
+        if not published:
+            problems.append(
+                f"{name}: no Service publishes its web UI as port {WEB_PORT_NAME!r} {WEB_PORT}"
+            )
     return problems
 
 
@@ -628,12 +680,16 @@ def test_split_manifest_runs_every_role_and_fails_over_the_scheduler() -> None:
 
 
 def comparable_pod(deployment: dict[str, Any]) -> dict[str, Any]:
-    """A Deployment's pod template without what differs between roles."""
+    """A Deployment's pod template without what differs between roles (the web UI is the API
+    roles' only: web_problems checks it)."""
     pod = json.loads(json.dumps(deployment["spec"]["template"]))
     pod["metadata"]["labels"].pop("app.kubernetes.io/component")
     for container in pod["spec"]["containers"]:
         container.pop("resources")
-        container["args"] = [a for a in container["args"] if not a.startswith("--role")]
+        container["args"] = [
+            a for a in container["args"] if not a.startswith(("--role", "--web-listen"))
+        ]
+        container["ports"] = [p for p in container["ports"] if p["name"] != WEB_PORT_NAME]
     return dict(pod)
 
 
@@ -699,6 +755,24 @@ def set_budget_component(component: str) -> Callable[[list[dict[str, Any]]], Non
     return mutate
 
 
+def set_service_port(name: str, number: int) -> Callable[[list[dict[str, Any]]], None]:
+    def mutate(resources: list[dict[str, Any]]) -> None:
+        for service in (r for r in resources if r["kind"] == "Service"):
+            for port in service["spec"]["ports"]:
+                if port["name"] == name:
+                    port["port"] = number
+
+    return mutate
+
+
+def drop_container_port(name: str) -> Callable[[list[dict[str, Any]]], None]:
+    def mutate(resources: list[dict[str, Any]]) -> None:
+        container = first_container(resources)
+        container["ports"] = [p for p in container["ports"] if p["name"] != name]
+
+    return mutate
+
+
 def duplicate_budget(resources: list[dict[str, Any]]) -> None:
     (budget,) = [r for r in resources if r["kind"] == "PodDisruptionBudget"]
     resources.append(json.loads(json.dumps(budget)) | {"metadata": {"name": "another"}})
@@ -730,6 +804,14 @@ MISTAKES: list[tuple[str, Callable[[list[dict[str, Any]]], None], str]] = [
     ("implicit role", replace_arg("--role"), "--role must be"),
     ("api only", replace_arg("--role", "--role=api"), "no process plays matches"),
     ("no service", without("Service"), "no Service selects"),
+    ("no web UI", replace_arg("--web-listen"), "--web-listen must be 0.0.0.0:8080"),
+    (
+        "web UI on loopback",
+        replace_arg("--web-listen", "--web-listen=127.0.0.1:8080"),
+        "--web-listen must be",
+    ),
+    ("web port not published", set_service_port("web", 8081), "no Service publishes its web"),
+    ("no web container port", drop_container_port("web"), "container port 'web' must be 8080"),
 ]
 
 
@@ -820,6 +902,11 @@ def compose_problems(services: dict[str, dict[str, Any]]) -> list[str]:
         if len(roles_given) > 1 or not set(roles_given) <= set(ARENA_ROLES):
             problems.append(f"{name}: --role must be one of {ARENA_ROLES}: {roles_given}")
         roles.append(roles_given[0] if roles_given else "all")
+        problems += web_listen_problems(args, roles[-1], name)
+        if roles[-1] in WEB_ROLES and not any(
+            str(mapping).rsplit(":", 1)[-1] == str(WEB_PORT) for mapping in service.get("ports", [])
+        ):
+            problems.append(f"{name}: serves the web UI but does not publish port {WEB_PORT}")
         grace_given = flag_values(args, "--shutdown-grace-s")
         grace = float(grace_given[-1]) if grace_given else ARENA_DEFAULT_SHUTDOWN_GRACE_S
         stop = service.get("stop_grace_period")
@@ -951,7 +1038,50 @@ COMPOSE_MISTAKES: list[tuple[str, Callable[[dict[str, dict[str, Any]]], None], s
         "no process schedules",
     ),
     ("unknown role", compose_arg("arena-scheduler", "--role", "--role=leader"), "--role must be"),
+    ("api without web UI", compose_arg("arena", "--web-listen"), "--web-listen must be"),
+    (
+        "referee with web UI",
+        compose_arg("arena-referee-1", "--web-listen", "--web-listen=0.0.0.0:8080"),
+        "serves no web UI",
+    ),
+    (
+        "web port unpublished",
+        compose_mistake("arena", "ports", ["127.0.0.1:50050:50050"]),
+        "does not publish port 8080",
+    ),
 ]
+
+
+def dockerfile_instructions(name: str) -> list[str]:
+    """The arguments of every ``name`` instruction of deploy/Dockerfile (continuations joined)."""
+    text = (DEPLOY / "Dockerfile").read_text().replace("\\\n", " ")
+    return [
+        line.split(None, 1)[1]
+        for line in text.splitlines()
+        if line.split(None, 1)[:1] == [name] and len(line.split(None, 1)) == 2
+    ]
+
+
+def test_image_exposes_and_serves_the_web_ui() -> None:
+    """The image's default command serves the web UI on every interface at the port it exposes
+    (with the API and /metrics), and its health check stays on gRPC health."""
+    exposed = {port for line in dockerfile_instructions("EXPOSE") for port in line.split()}
+    assert {"50050", "9464", str(WEB_PORT)} <= exposed
+    (cmd,) = dockerfile_instructions("CMD")
+    args = json.loads(cmd)
+    assert args[:1] == ["serve"]
+    assert flag_values(args, "--web-listen") == [f"0.0.0.0:{WEB_PORT}"]
+    (healthcheck,) = dockerfile_instructions("HEALTHCHECK")
+    assert '"arena", "health", "127.0.0.1:50050"' in healthcheck
+
+
+def test_split_manifest_check_catches_a_web_port_on_a_referee() -> None:
+    resources = manifest(SPLIT_ARENA_MANIFEST)
+    (referee,) = [d for d in arena_deployments(resources) if "referee" in d["metadata"]["name"]]
+    container = arena_container(referee)
+    assert container is not None
+    container["ports"].append({"name": WEB_PORT_NAME, "containerPort": WEB_PORT})
+    assert any("has a web port" in p for p in arena_manifest_problems(resources))
 
 
 @pytest.mark.parametrize(

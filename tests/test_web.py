@@ -196,3 +196,38 @@ def test_a_busy_web_port_is_one_line_and_a_failed_start(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(f"error: cannot serve the web UI on 127.0.0.1:{port}"), done.stderr
+
+
+def test_a_bot_page_shows_every_version_with_its_figures(arena: WebArena) -> None:
+    """UpdateBot to a new version: the page and the JSON list both versions, the new one
+    current, the old one replaced with the figures it had. (Last of the module's tests on the
+    shared arena: cy is validated again and leaves matchmaking for a moment.)"""
+    bot_id = arena.bot_ids["cy-random"]
+
+    def played() -> Any:
+        (versions,) = arena.json(f"/api/v1/bots/{bot_id}")["versions"]
+        return versions if versions["matches"] > 0 else None
+
+    before = wait_for(played, 180, "a rated match of cy's")
+    assert before["version"] == "1.0" and before["current"] is True
+    update = pb.UpdateBotRequest(bot_id=bot_id, version="2.0-rc<b>")
+    arena.client.call("UpdateBot", update, arena.owner_tokens["cy"])
+    profile = arena.json(f"/api/v1/bots/{bot_id}")
+    document = arena.json("/api/v1/openapi.json")
+    _validator(document, "/api/v1/bots/{bot}").validate(profile)
+    new, old = profile["versions"]
+    assert (new["version"], new["current"], new["replaced_at_us"]) == ("2.0-rc<b>", True, 0)
+    assert (old["version"], old["current"]) == ("1.0", False) and old["replaced_at_us"] > 0
+    assert old["ladder_id"] == new["ladder_id"] == before["ladder_id"]
+    assert old["matches"] >= before["matches"] > 0
+    status, page = arena.get(f"/bots/{bot_id}")
+    assert status == 200 and "<h2>Versions</h2>" in page
+    assert "2.0-rc<b>" not in page, "a version is user text: escaped"
+    rows = page.split('<table class="versions">', 1)[1].split("</table>", 1)[0]
+    assert rows.index("<td>2.0-rc&lt;b&gt;</td>") < rows.index("<td>1.0</td>")
+    current, replaced = rows.split("<tr")[2:4]  # after the header row
+    assert f'href="/ladders/{LADDER}"' in current and "<td>current</td>" in current
+    assert f'<td class="num">{old["matches"]}</td>' in replaced
+    assert f'<td class="num">{old["first_places"]}</td>' in replaced
+    assert f'<td class="num strong">{old["rating"]:.2f}</td>' in replaced
+    assert "replaced <time" in replaced

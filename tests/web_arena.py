@@ -76,6 +76,8 @@ class WebArena:
     client: ArenaClient
     bot_ids: dict[str, str] = field(default_factory=dict)
     """Bot name → id."""
+    owner_tokens: dict[str, str] = field(default_factory=dict)
+    """Owner → token (for UpdateBot: only the owner may change a bot)."""
 
     def get(self, path: str) -> tuple[int, str]:
         """GET ``path`` of the web UI as ``curl`` would: status and body."""
@@ -168,6 +170,7 @@ def web_arena(workdir: Path, min_finished: int = 3) -> Iterator[WebArena]:
                 ),
             )
             arena.bot_ids[name] = registered.bot.bot_id
+            arena.owner_tokens[owner] = registered.owner_token
         client.call("CreateLadder", quick_ladder())
         wait_for(arena.all_entered, 180, "every bot validated and entered")
         wait_for(lambda: arena.finished() >= min_finished, 180, f"{min_finished} matches")

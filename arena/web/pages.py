@@ -348,6 +348,37 @@ def _history_chart(points: Sequence[pb.RatingPoint], width: int = 640, height: i
     )
 
 
+def versions_table(versions: Sequence[pb.VersionFigures], ladder_names: Mapping[str, str]) -> str:
+    """Every version's figures in each ladder (each version is rated as its own entry): the
+    current version's first, then the replaced ones, latest replaced first."""
+    rows = []
+    for v in versions:
+        ladder = ladder_names.get(v.ladder_id, v.ladder_id)
+        status = "current" if v.current else f"replaced {when(v.replaced_at_us)}"
+        mark = ' class="current"' if v.current else ""
+        rows.append(
+            f"<tr{mark}><td>{esc(v.version or '0')}</td>"
+            f'<td><a href="/ladders/{seg(ladder)}">{esc(ladder)}</a></td>'
+            f'<td class="num strong">{v.rating:.2f}</td><td class="num">{v.mu:.2f}</td>'
+            f'<td class="num">{v.sigma:.2f}</td><td class="num">{v.matches}</td>'
+            f'<td class="num">{v.first_places}</td><td>{status}</td></tr>'
+        )
+    return table(
+        [
+            "Version",
+            "Ladder",
+            '<abbr title="displayed rating: μ − 3σ">Rating</abbr>',
+            "μ",
+            "σ",
+            "Matches",
+            "Firsts",
+            "Status",
+        ],
+        rows,
+        cls="versions",
+    )
+
+
 def bot_page(profile: pb.GetBotProfileResponse, ladder_names: Mapping[str, str]) -> str:
     """``/bots/{bot}``: the bot's profile."""
     bot = profile.bot
@@ -373,6 +404,9 @@ def bot_page(profile: pb.GetBotProfileResponse, ladder_names: Mapping[str, str])
         f'<p class="state">{state_badge(bot.state)} {esc(name)}: {esc(meaning)}{detail}</p>'
         '<section><h2>Rating history</h2><p class="hint">μ − 3σ after each rated match</p>'
         f"{_history_chart(profile.rating_history)}</section>"
+        '<section><h2>Versions</h2><p class="hint">each version is rated as its own entry '
+        "in each ladder</p>"
+        f"{versions_table(profile.versions, ladder_names)}</section>"
         '<div class="cols"><section><h2>Latency</h2>'
         f"<dl><dt>p50</dt><dd>{profile.latency_p50_ms:.1f} ms</dd><dt>p95</dt>"
         f"<dd>{profile.latency_p95_ms:.1f} ms</dd><dt>decisions</dt><dd>{profile.moves}</dd>"
