@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from google.protobuf.message import DecodeError
@@ -19,7 +20,7 @@ from arena.web.replay import (
     namer_for,
 )
 from cardarena.arena.v1 import arena_service_pb2
-from cardarena.game.v1 import record_pb2
+from cardarena.game.v1 import cards_pb2, record_pb2
 from referee.codec.common import game_settings
 from referee.codec.record import match_record
 from referee.codec.watch import public_move_event
@@ -172,6 +173,20 @@ def hand_size(state: State, seat: int) -> int:
     return hand.bit_count() if isinstance(hand, int) else len(hand)
 
 
+TURN_UP_FACTS = ("Trump", "Turn-up")
+"""The facts a live table draws from ``PublicTable.turn_up``."""
+
+
+def facts_by_label(table: dict[str, Any]) -> dict[str, Any]:
+    return {fact["label"]: fact for fact in table["facts"]}
+
+
+def meld_turn_before_the_last_draw(state: State) -> bool:
+    """Pinochle: the winner of the last stock trick may meld, and the draw that takes the
+    turn-up follows (spectators see the turn-up as taken already)."""
+    return state.public_table().turn_up is None and getattr(state, "turn_up", -1) >= 0
+
+
 class Spectator:
     """Watches a match as the arena's spectators do, checking each live frame as it comes."""
 
@@ -182,6 +197,7 @@ class Spectator:
         self.cards_shown = 0
         self.counted = 0
         self.winners = 0
+        self.facts = 0
 
     def on_move(self, match: Match, move: MoveLog) -> None:
         event = public_move_event(match, move, len(self.events))
@@ -198,11 +214,30 @@ class Spectator:
                 assert drawn["count"] == hand_size(match.state, seat), f"move {move.index}"
                 self.counted += 1
         assert frame["table"]["totals"] == list(event.scores)
+        self.check_public_facts(match.state, frame["table"], f"move {move.index}")
         self.cards_shown += len(cards)
         last = frame["table"]["last_trick"]
         if last is not None and last["winner"] is not None:
             assert last == draw_table(match.state, self.namer)["last_trick"], f"move {move.index}"
             self.winners += 1
+
+    def check_public_facts(self, state: State, live: dict[str, Any], where: str) -> None:
+        """The turn-up, the pile's top and the announced suit a live table shows are what
+        the engine's observations show (as the finished record draws them)."""
+        engine = draw_table(state, self.namer)
+        live_facts, engine_facts = facts_by_label(live), facts_by_label(engine)
+        for label in TURN_UP_FACTS:
+            if label not in live_facts:
+                continue
+            shown, real = live_facts[label], engine_facts[label]
+            if shown["text"] == "taken" and meld_turn_before_the_last_draw(state):
+                continue
+            assert (shown["cards"], shown["text"]) == (real["cards"], real["text"]), where
+            self.facts += 1
+        if live["pile"] is not None:
+            assert live["pile"]["cards"] == engine["pile"]["cards"][-1:], where
+            assert live["pile"]["announced"] == engine["pile"]["announced"], where
+            self.facts += 1
 
 
 @pytest.mark.parametrize(("name", "seats", "options"), GAMES)
@@ -221,6 +256,9 @@ def test_a_live_table_never_shows_a_card_hidden_from_spectators(
         shown += spectator.cards_shown
         assert spectator.counted or name == "mau-mau", "no hand size was shown"
         assert spectator.winners or name == "mau-mau", "no trick's winner was shown"
+        assert spectator.facts or name == "king", "no turn-up or pile was shown"
+        if name == "mau-mau":
+            assert spectator.counted, "no Mau-Mau hand size was shown"
     assert shown, "the live table never showed a card: the test would prove nothing"
 
 
@@ -249,6 +287,18 @@ def test_a_live_table_refuses_settings_and_events_that_do_not_fit() -> None:
         live.add(arena_service_pb2.MoveEvent(seat=0, description="bid 1", scores=[0] * 3))
     long = live.add(arena_service_pb2.MoveEvent(seat=0, description="x" * 10_000, scores=[0] * 4))
     assert len(long["move"]) == 200
+    not_a_card = cards_pb2.Card(rank=cards_pb2.Rank.ValueType(99))
+    bad_tables = {
+        "turn_up is not a card": arena_service_pb2.PublicTable(turn_up=not_a_card),
+        "hand sizes of 3 seats": arena_service_pb2.PublicTable(hand_sizes=[1, 2, 3]),
+        "more than 104 cards": arena_service_pb2.PublicTable(hand_sizes=[1, 2, 3, 10**6]),
+        "announced suit": arena_service_pb2.PublicTable(announced_suit=cards_pb2.Suit.ValueType(9)),
+    }
+    for message, table in bad_tables.items():
+        event = arena_service_pb2.MoveEvent(seat=0, description="bid 1", scores=[0] * 4)
+        event.table.CopyFrom(table)
+        with pytest.raises(LiveError, match=message):
+            live.add(event)
     settings.game = "chess"
     with pytest.raises(LiveError, match="unknown game"):
         LiveTable(settings)

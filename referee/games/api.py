@@ -115,6 +115,21 @@ class Outcome:
     ranks: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class PublicTable:
+    """The public facts of the table now, as anyone at a real table sees them: never a card
+    hidden from a seat. A fact the game does not have (or not now) is None or empty."""
+
+    turn_up: int | None = None
+    """The card turned up (Oh Hell's trump card, the Klaberjass and Pinochle turn-up)."""
+    pile_top: int | None = None
+    """The top card of the discard pile."""
+    announced_suit: int = 0
+    """The ``Suit`` value a Jack announced for the next discard; 0 for none."""
+    hand_sizes: tuple[int, ...] = ()
+    """How many cards each seat holds, by seat, where players draw (empty if not given)."""
+
+
 def ranks_from_keys(keys: Sequence[Any]) -> tuple[int, ...]:
     """Competition ranking ("1224") where a larger key is better and equal keys share a rank."""
     return tuple(1 + sum(1 for other in keys if other > key) for key in keys)
@@ -190,6 +205,12 @@ class State(ABC):
         at all tells of the hand, so nothing that reaches another seat or a spectator may show
         it. Depends on the action alone, so it may be asked before or after it is applied.
         """
+
+    def public_table(self) -> PublicTable:
+        """What spectators see on the table now (the live tables draw it); a game with public
+        table facts overrides it. Only what every seat already sees, and nothing that depends
+        on a decision not yet made public (``is_public_action``)."""
+        return PublicTable()
 
     def arrange_deal(self, cards: list[int]) -> list[int]:
         """The cards of a new deal as shuffled, in dealing order; returns what is dealt.

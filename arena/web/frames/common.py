@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from cardarena.game.v1 import cards_pb2
 from referee.codec.base import GameCodec
 from referee.games.cards import RANK_LETTERS, SUIT_LETTERS, Rank, Suit
 
@@ -47,6 +48,18 @@ class CardNamer:
     def all(self, cards: Iterable[int]) -> list[str]:
         """Names of several cards, in the order given."""
         return [self(card) for card in cards]
+
+
+def wire_card_name(card: cards_pb2.Card, *, copies: bool) -> str | None:
+    """The name of a card in wire form (``"QS"``, ``"QS#1"`` with ``copies``); None if it is
+    not a card (an unset or out-of-range suit or rank, a copy other than 0 or 1)."""
+    try:
+        rank, suit = Rank(card.rank), Suit(card.suit)
+    except ValueError:
+        return None
+    if rank not in RANK_LETTERS or suit not in SUIT_LETTERS or card.copy > 1:
+        return None
+    return RANK_LETTERS[rank] + SUIT_LETTERS[suit] + (f"#{card.copy}" if copies else "")
 
 
 def suit_letter(index: int) -> str:

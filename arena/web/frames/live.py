@@ -2,12 +2,15 @@
 
 A ``MoveEvent`` (``referee.codec.watch``) carries the seat, the move as spectators may be told
 it ("play QS", "bid 2", "discard JH announcing spades"), whether the referee played it after a
-fault, and the scores. Nothing else reaches a spectator, so a live table shows only what those
-events say: the cards of the trick being played and of the last trick, bids and calls, melds,
-the top of the Mau-Mau pile and the announced suit, the scores, and hands as backs (with their
-size where the rules make it public). Cards leave the table when their hand ends, because the
-next deal may put them in a hidden hand. The finished record then replaces the live frames
-(``frames_for_record``): everything is shown once the match is over.
+fault, the scores and the public table after it (``PublicTable``: the trump card or turn-up,
+the top of the Mau-Mau pile and the announced suit, Mau-Mau's hand sizes). Nothing else
+reaches a spectator, so a live table shows only what those events say: the cards of the trick
+being played and of the last trick, bids and calls, melds, the turn-up, the pile, the scores,
+and hands as backs (with their size where the rules make it public). An event without a
+table (from an arena older than ``PublicTable``) is drawn from its description alone. Cards
+leave the table when their hand ends, because the next deal may put them in a hidden hand. The
+finished record then replaces the live frames (``frames_for_record``): everything is shown
+once the match is over.
 """
 
 from __future__ import annotations
@@ -17,17 +20,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.web.frames.common import Json, fact, plural, seat_view, trick_view
+from arena.web.frames.common import Json, fact, plural, seat_view, trick_view, wire_card_name
 from cardarena.arena.v1 import arena_service_pb2
-from cardarena.game.v1 import options_pb2
+from cardarena.game.v1 import cards_pb2, options_pb2
 from referee.codec.common import options_from_wire
 from referee.games.api import RulesError
+from referee.games.cards import SUIT_LETTERS, Suit
 from referee.games.king.rules import NUM_TRICKS as KING_TRICKS
 from referee.games.klaberjass.rules import TRICKS as KLABERJASS_TRICKS
 from referee.games.oh_hell import hand_sizes
 from referee.games.pinochle.rules import HAND_SIZE as PINOCHLE_HAND
 from referee.games.pinochle.rules import TRICKS_PER_HAND as PINOCHLE_TRICKS
 from referee.games.registry import make_game
+
+PublicTable = arena_service_pb2.PublicTable
 
 MAX_LIVE_EVENTS = 100_000
 """A live table refuses events past this many (a real match makes a few thousand at most)."""
@@ -48,6 +54,14 @@ KLABERJASS_FIRST_DEAL = 6
 
 PINOCHLE_STOCK_TRICKS = PINOCHLE_HAND
 """Pinochle's tricks with a draw after them: the 24-card stock lasts 12 tricks."""
+
+
+TURN_UP_LABELS = {"oh-hell": "Trump", "klaberjass": "Turn-up", "pinochle": "Turn-up"}
+"""How a game's table names the card ``PublicTable.turn_up`` carries."""
+
+
+MAX_HAND_SHOWN = 104
+"""No hand holds more cards than a double deck."""
 
 
 class LiveError(ValueError):
@@ -103,6 +117,7 @@ class LiveTable:
             else ()
         )
         self.frames: list[Json] = []
+        self._public: PublicTable | None = None
         self._scores: list[int] = [0] * self.num_seats
         self._hand = self._new_hand(1)
 
@@ -149,6 +164,7 @@ class LiveTable:
             raise LiveError(f"event {event.index}: not an event of a {self.num_seats}-seat match")
         text = event.description[:200]
         scores = [int(s) for s in event.scores]
+        self._public = self._checked_table(event)
         self._apply(event.seat, text)
         # The first event's scores are the baseline: a deal may score before any move (a
         # Pinochle turn-up Ten), and no hand ends at its first move.
@@ -169,6 +185,26 @@ class LiveTable:
         }
         self.frames.append(frame)
         return frame
+
+    def _checked_table(self, event: arena_service_pb2.MoveEvent) -> PublicTable | None:
+        """The event's public table, or None if it has none; raises ``LiveError`` if it is
+        not one of this match (a card that is not a card, hand sizes of other seats)."""
+        if not event.HasField("table"):
+            return None
+        table = event.table
+        for name in ("turn_up", "pile_top"):
+            if table.HasField(name) and self._card(getattr(table, name)) is None:
+                raise LiveError(f"event {event.index}: {name} is not a card")
+        if not 0 <= table.announced_suit <= len(SUIT_LETTERS):
+            raise LiveError(f"event {event.index}: announced suit {table.announced_suit}")
+        if table.hand_sizes and len(table.hand_sizes) != self.num_seats:
+            raise LiveError(f"event {event.index}: hand sizes of {len(table.hand_sizes)} seats")
+        if any(size > MAX_HAND_SHOWN for size in table.hand_sizes):
+            raise LiveError(f"event {event.index}: a hand of more than {MAX_HAND_SHOWN} cards")
+        return table
+
+    def _card(self, card: cards_pb2.Card) -> str | None:
+        return wire_card_name(card, copies=self.game == "pinochle")
 
     def _hand_over(self, text: str, scored: bool) -> bool:
         """Whether the move just seen ended its hand (the next deal may be under way).
@@ -218,17 +254,30 @@ class LiveTable:
 
     def _table(self) -> Json:
         hand = self._hand
+        public = self._public
         dealt = self._dealt()
+        sizes = list(public.hand_sizes) if public is not None else []
         seats = []
         for seat in range(self.num_seats):
             count = None if dealt is None else dealt - hand.plays_by_seat[seat]
+            if sizes:
+                count = sizes[seat]
             tags = [] if count is None else [plural(count, "card")]
             seats.append(seat_view(None, count, tags))
         facts = [fact("Hand" if self.game != "mau-mau" else "Deal", str(hand.number))]
+        label = TURN_UP_LABELS.get(self.game)
+        if public is not None and label is not None:
+            turn_up = self._card(public.turn_up) if public.HasField("turn_up") else None
+            facts.append(fact(label, cards=[turn_up]) if turn_up else fact(label, "taken"))
         pile = None
         if self.game == "mau-mau":
+            pile_top = hand.pile_top
+            if public is not None:
+                pile_top = self._card(public.pile_top) if public.HasField("pile_top") else None
+                announced = public.announced_suit
+                hand.announced = SUIT_LETTERS[Suit(announced)] if announced else None
             pile = {
-                "cards": [hand.pile_top] if hand.pile_top else [],
+                "cards": [pile_top] if pile_top else [],
                 "size": None,
                 "stock": None,
                 "announced": hand.announced,

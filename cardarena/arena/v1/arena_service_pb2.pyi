@@ -11,6 +11,7 @@ trailing-metadata entry: whole seconds to wait before trying again.
 """
 
 from cardarena.bot.v1 import bot_service_pb2 as _bot_service_pb2
+from cardarena.game.v1 import cards_pb2 as _cards_pb2
 from cardarena.game.v1 import options_pb2 as _options_pb2
 from cardarena.game.v1 import record_pb2 as _record_pb2
 from collections import abc as _abc
@@ -1187,6 +1188,7 @@ class MoveEvent(_message.Message):
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     DEFAULTED_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
     index: _builtins.int
     """The event's number among this match's move events, from 0 (not the move's number in the
     record, which counts the moves not sent too).
@@ -1201,6 +1203,10 @@ class MoveEvent(_message.Message):
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Scores so far, by seat."""
 
+    @_builtins.property
+    def table(self) -> Global___PublicTable:
+        """The public facts of the table just after the move (what anyone at a real table sees)."""
+
     def __init__(
         self,
         *,
@@ -1209,14 +1215,57 @@ class MoveEvent(_message.Message):
         description: _builtins.str = ...,
         defaulted: _builtins.bool = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,
+        table: Global___PublicTable | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["defaulted", b"defaulted", "description", b"description", "index", b"index", "scores", b"scores", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["defaulted", b"defaulted", "description", b"description", "index", b"index", "scores", b"scores", "seat", b"seat", "table", b"table"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MoveEvent: _TypeAlias = MoveEvent  # noqa: Y015
+
+@_typing.final
+class PublicTable(_message.Message):
+    """What every seat and spectator sees on the table now, never a hidden card. A field the game
+    does not have (or that is not on the table now) is left unset.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TURN_UP_FIELD_NUMBER: _builtins.int
+    PILE_TOP_FIELD_NUMBER: _builtins.int
+    ANNOUNCED_SUIT_FIELD_NUMBER: _builtins.int
+    HAND_SIZES_FIELD_NUMBER: _builtins.int
+    announced_suit: _cards_pb2.Suit.ValueType
+    """The suit a Jack announced for the next discard (Mau-Mau); unspecified if none."""
+    @_builtins.property
+    def turn_up(self) -> _cards_pb2.Card:
+        """The card turned up: Oh Hell's trump card, the Klaberjass and Pinochle turn-up."""
+
+    @_builtins.property
+    def pile_top(self) -> _cards_pb2.Card:
+        """The top card of the discard pile (Mau-Mau)."""
+
+    @_builtins.property
+    def hand_sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """How many cards each seat holds, by seat (Mau-Mau: players draw); empty if not given."""
+
+    def __init__(
+        self,
+        *,
+        turn_up: _cards_pb2.Card | None = ...,
+        pile_top: _cards_pb2.Card | None = ...,
+        announced_suit: _cards_pb2.Suit.ValueType = ...,
+        hand_sizes: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pile_top", b"pile_top", "turn_up", b"turn_up"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["announced_suit", b"announced_suit", "hand_sizes", b"hand_sizes", "pile_top", b"pile_top", "turn_up", b"turn_up"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PublicTable: _TypeAlias = PublicTable  # noqa: Y015
 
 @_typing.final
 class ListMatchesRequest(_message.Message):

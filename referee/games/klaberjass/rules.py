@@ -61,6 +61,7 @@ from referee.games.api import (
     OptionSpec,
     OptionValue,
     Outcome,
+    PublicTable,
     State,
     ranks_from_keys,
 )
@@ -908,6 +909,11 @@ class KlaberjassState(State):
 
     def scores_so_far(self) -> tuple[int, ...]:
         return tuple(self.scores)
+
+    def public_table(self) -> PublicTable:
+        """The turn-up of this hand, which every seat sees (after a dix exchange it is in the
+        exchanger's hand, known to both)."""
+        return PublicTable(turn_up=self.turn_up)
 
     def observe(self, seat: int) -> KlaberjassObservation:
         tables = self._table_cache or self._tables()

@@ -71,6 +71,7 @@ from referee.games.mau_mau.view import (
     TableCache,
     action_cards,
     observe,
+    public_table,
 )
 
 HAND_SIZE = 7
@@ -309,6 +310,7 @@ class MauMauState(State):
     """The view's (``view.observe``); the rules never read them."""
 
     observe = observe
+    public_table = public_table
 
     def __init__(
         self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
+from referee.games.api import PublicTable
 from referee.games.cards import Rank
 
 if TYPE_CHECKING:
@@ -142,6 +143,17 @@ def observe(state: MauMauState, seat: int) -> MauMauObservation:
             state.playable == _ALL,  # any_card
             state.drawn if seat == state.to_act else None,  # drawn_card
         ),
+    )
+
+
+def public_table(state: MauMauState) -> PublicTable:
+    """What spectators see (``State.public_table``): the top of the pile, the suit a Jack
+    announced and how many cards each seat holds; never a card in a hand or the stock."""
+    pile = state.pile
+    return PublicTable(
+        pile_top=pile[-1] if pile else None,
+        announced_suit=state.announced,
+        hand_sizes=tuple(state.counts),
     )
 
 

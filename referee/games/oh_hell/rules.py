@@ -41,6 +41,7 @@ from referee.games.oh_hell.view import (
     PublicView,
     Trick,
     observe,
+    public_table,
 )
 
 MAX_HAND_SIZE = 10
@@ -304,6 +305,7 @@ class OhHellState(State):
         return tuple(self.scores)
 
     observe = observe
+    public_table = public_table
 
     def describe_action(self, action: int) -> str:
         if action >= BID_BASE:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
+from referee.games.api import PublicTable
 from referee.games.bits import suit_card_tables
 
 if TYPE_CHECKING:
@@ -88,6 +89,11 @@ class PublicView(NamedTuple):
 
 _CLUB_CARDS, _DIAMOND_CARDS, _HEART_CARDS, _SPADE_CARDS = suit_card_tables(4, 13)
 _new_tuple = tuple.__new__
+
+
+def public_table(state: OhHellState) -> PublicTable:
+    """What spectators see (``State.public_table``): the trump card turned up this hand."""
+    return PublicTable(turn_up=state.trump_card)
 
 
 def observe(state: OhHellState, seat: int) -> OhHellObservation:

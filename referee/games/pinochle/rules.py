@@ -72,6 +72,7 @@ from referee.games.api import (
     OptionSpec,
     OptionValue,
     Outcome,
+    PublicTable,
     State,
 )
 from referee.games.bits import set_bits, suit_card_tables
@@ -1189,6 +1190,14 @@ class PinochleState(State):
         if self.final_scores is not None:
             return self.final_scores
         return (self.scores[0] + self.hand_points[0], self.scores[1] + self.hand_points[1])
+
+    def public_table(self) -> PublicTable:
+        """The turn-up while it lies under the stock. During a meld turn it is shown as it
+        will be once the draw that follows is made: whether a trick's winner has a meld turn
+        at all depends on his hand, so the table must not show that the draw is pending."""
+        turn_up = self.turn_up
+        last_draw_pending = self.phase == PHASE_MELD and self.stock_pos + 1 >= len(self.stock)
+        return PublicTable(turn_up=turn_up if turn_up >= 0 and not last_draw_pending else None)
 
     def observe(self, seat: int) -> PinochleObservation:
         table = self._table_cache
