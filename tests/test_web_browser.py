@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from arena.web.app import STATIC
+from arena.web.frames.common import wire_card_name
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from tests.web_arena import CHROMIUM_ARGS, LADDER, WebArena, chromium_or_skip, wait_for, web_arena
 
@@ -26,6 +27,16 @@ SUITS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
 def cards_in(text: str) -> set[str]:
     """Every card named in ``text``, as rank and suit letter."""
     return {rank.replace("T", "10") + SUITS.get(suit, suit) for rank, suit in CARD.findall(text)}
+
+
+def public_text(move: pb.MoveEvent) -> str:
+    """What a spectator is told of a move: its description and the cards its public table
+    shows face up (a trump or turn-up, the pile's top card)."""
+    table = move.table
+    shown = [wire_card_name(table.turn_up, copies=False)] if table.HasField("turn_up") else []
+    if table.HasField("pile_top"):
+        shown.append(wire_card_name(table.pile_top, copies=False))
+    return " ".join([move.description, *(name for name in shown if name)])
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +154,7 @@ def test_a_live_table_updates_and_never_holds_a_hidden_card(
     page.goto(f"{arena.url}matches/{match_id}")
     page.wait_for_function("window.__messages.some((m) => m.type === 'end')", timeout=120_000)
     watcher.join(60)
-    moves = [e.move.description for e in watched if e.HasField("move")]
+    moves = [public_text(e.move) for e in watched if e.HasField("move")]
     snapshots: list[list[Any]] = page.evaluate("window.__snapshots")
     during = [(count, html) for count, html in snapshots if count >= 0]
     assert len({html for _, html in during}) > 2, "the table changed while the match played"
