@@ -137,7 +137,8 @@ def read_info(raw: object) -> bot_service_pb2.GetInfoResponse:
     return info
 
 
-def _read_empty(message_type: type[Message]) -> Callable[[object], Message]:
+def reader_of(message_type: type[Message]) -> Callable[[object], Message]:
+    """A strict parser of a bot's answer of ``message_type`` (StartMatch's, EndMatch's)."""
     return lambda raw: parse_strictly(raw, message_type)
 
 
@@ -215,7 +216,7 @@ class BotEndpoint:
             self._start_match,
             request.SerializeToString(),
             timeout_s,
-            _read_empty(bot_service_pb2.StartMatchResponse),
+            reader_of(bot_service_pb2.StartMatchResponse),
         )
 
     async def choose_action(
@@ -238,7 +239,7 @@ class BotEndpoint:
             self._end_match,
             request.SerializeToString(),
             timeout_s,
-            _read_empty(bot_service_pb2.EndMatchResponse),
+            reader_of(bot_service_pb2.EndMatchResponse),
         )
 
     @property

@@ -50,6 +50,7 @@ from referee.bot_endpoint import (
     malformed,
     open_channel,
     read_info,
+    reader_of,
 )
 from referee.codec.untrusted import MalformedResponseError, bounded, parse_strictly
 from referee.match import Fault, FaultKind
@@ -499,7 +500,7 @@ class StreamBot(BotEndpoint):
             START_MATCH,
             request.SerializeToString(),
             timeout_s,
-            lambda raw: parse_strictly(raw, bot_service_pb2.StartMatchResponse),
+            reader_of(bot_service_pb2.StartMatchResponse),
         )
 
     async def choose_action(
@@ -518,7 +519,7 @@ class StreamBot(BotEndpoint):
             END_MATCH,
             request.SerializeToString(),
             timeout_s,
-            lambda raw: parse_strictly(raw, bot_service_pb2.EndMatchResponse),
+            reader_of(bot_service_pb2.EndMatchResponse),
         )
 
     async def call(self, make_call: Callable[[], Awaitable[Any]]) -> CallResult:
