@@ -37,7 +37,10 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse arguments and serve the chosen bot until stopped."""
     parser = argparse.ArgumentParser(prog="arena-bot", description=__doc__)
-    parser.add_argument("kind", choices=sorted(BOTS), help="which sample bot to run")
+    parser.add_argument("kind", nargs="?", choices=sorted(BOTS), help="which sample bot to run")
+    parser.add_argument(
+        "--list", action="store_true", help="print the kinds of sample bot, one a line, and exit"
+    )
     parser.add_argument("--listen", default="127.0.0.1:0", help="host:port (port 0 = any)")
     parser.add_argument("--seed", type=int, default=None, help="seed for the bot's own choices")
     parser.add_argument("--tls-cert", default=None, help="PEM certificate chain: serve TLS")
@@ -61,6 +64,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--bot-id", help="with --connect: the bot's id from registration")
     parser.add_argument("--token", help="with --connect: its owner's token ('-': read stdin)")
     args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(sorted(BOTS)))
+        return
+    if args.kind is None:
+        parser.error("which sample bot to run? (--list names them)")
     if args.max_concurrent_matches < 0:
         parser.error("--max-concurrent-matches must be 0 or more")
     if args.connect:

@@ -61,6 +61,13 @@ def test_top_level_packages_depend_one_way() -> None:
     for path in (ROOT / "botkit").rglob("*.py"):
         for module in imported_modules(path):
             assert module.split(".")[0] not in ("arena", "referee", "sample_bots"), path
+    # netkit is the gRPC plumbing (TLS, listening) that all of them share: it imports none.
+    for path in (ROOT / "netkit").rglob("*.py"):
+        for module in imported_modules(path):
+            top = module.split(".")[0]
+            assert top not in ("arena", "referee", "botkit", "sample_bots"), (
+                f"{path} imports {module}"
+            )
 
 
 # -- each game a sealed package ----------------------------------------------------------------
@@ -83,7 +90,7 @@ OUTSIDE_WRITERS = {
     "tests/test_pinochle_rules.py",
 }
 """Files that still set up a state by writing its attributes (games without positions yet)."""
-FIRST_PARTY = ("arena", "referee", "botkit", "sample_bots", "benchmarks", "tests")
+FIRST_PARTY = ("arena", "referee", "botkit", "netkit", "sample_bots", "benchmarks", "tests")
 
 
 def runtime_nodes(tree: ast.AST) -> list[ast.AST]:
@@ -210,21 +217,13 @@ def test_no_state_attribute_is_written_outside_its_game() -> None:
 
 
 def test_arena_uses_neither_sample_bots_nor_botkit() -> None:
+    # The arena starts sample bots as programs (by module name) and has its own house bot.
     for path in (ROOT / "arena").rglob("*.py"):
         for module in all_imports(path):
             top = module.split(".")[0]
-            assert top not in ARENA_MAY_NOT_IMPORT or path.name in ARENA_DEBT.get(top, ()), (
+            assert top not in ("sample_bots", "botkit"), (
                 f"{path.relative_to(ROOT)} imports {module}"
             )
-
-
-ARENA_MAY_NOT_IMPORT = ("sample_bots", "botkit")
-ARENA_DEBT = {
-    "botkit": ("cli.py", "cli_service.py", "client.py", "peers.py", "server.py"),
-    "sample_bots": ("demo.py", "play.py", "server.py", "tournament_run.py"),
-}
-"""Arena modules that still import botkit's TLS and server helpers or the sample bots (the
-house bot): to move into arena's own modules (issue 22)."""
 
 
 def test_the_store_does_not_import_the_codecs() -> None:
