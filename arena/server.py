@@ -40,6 +40,7 @@ from arena.endpoint_resolver import EndpointGuard
 from arena.house_bot import start_house_bot
 from arena.ladder import Arena, ArenaConfig
 from arena.limits import ApiLimits, LimitInterceptor, LimitsConfig
+from arena.metrics import Metrics
 from arena.peers import PeerChannels
 from arena.reflection import HealthServicer, enable_reflection
 from arena.rpc_errors import RateLimitedLog, RequestGuard
@@ -54,7 +55,6 @@ from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool
 from referee.bot_stream import CONNECT_METHOD, CONNECT_SERVICE, StreamBot, connect_bot_handler
 from referee.games.registry import STATE_CLASSES
-from referee.metrics import Metrics
 
 log = logging.getLogger("arena.server")
 SERVICE_NAME = arena_service_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name

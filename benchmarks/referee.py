@@ -72,11 +72,13 @@ def referee_client(args: argparse.Namespace) -> dict[str, float]:
     from referee.bot_client import BotPool
     from referee.games.registry import game_types, make_game
     from referee.match import TimeControl
-    from referee.metrics import Metrics
+    from referee.metrics import MatchMetrics
     from referee.runner import MatchSpec, play_match
 
     game = make_game(args.game, args.seats)
-    metrics = Metrics([t.name for t in game_types()], CollectorRegistry()) if args.metrics else None
+    metrics = (
+        MatchMetrics([t.name for t in game_types()], CollectorRegistry()) if args.metrics else None
+    )
     # A clock so generous that no decision of a loaded benchmark ever times out.
     clock = TimeControl(move_time_ms=30_000, time_bank_ms=0)
     counts = {"decisions": 0, "faults": 0, "matches": 0}
@@ -279,9 +281,9 @@ def metric_calls_us(game_name: str) -> float:
     """CPU µs of the metric calls the runner makes per decision (a counter and a histogram)."""
     from prometheus_client import CollectorRegistry
 
-    from referee.metrics import Metrics
+    from referee.metrics import MatchMetrics
 
-    game_metrics = Metrics([game_name], CollectorRegistry()).for_game(game_name)
+    game_metrics = MatchMetrics([game_name], CollectorRegistry()).for_game(game_name)
     decisions, durations = game_metrics.decisions, game_metrics.call_duration
     runs = []
     for _ in range(5):

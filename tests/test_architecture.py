@@ -276,3 +276,73 @@ def test_game_docs_and_rules_cite_only_the_repository() -> None:
     for path in rules:
         page = path.parent.name.replace("_", "-")
         assert f"docs/games/{page}.md" in path.read_text(), f"{path} does not cite its page"
+
+
+# -- metrics: the referee's in referee, the arena's in arena ---------------------------------
+
+METRIC_TYPES = {"Counter", "Gauge", "Histogram", "Summary", "Info", "Enum"}
+METRIC_MODULES = {"referee/metrics.py", "arena/metrics.py"}
+
+
+def metric_definitions(path: Path) -> dict[str, str]:
+    """``self.NAME = Counter(…)`` (and the other prometheus_client types) in ``path``: each
+    attribute's name and the class that defines it."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = {}
+    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+        for node in ast.walk(cls):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+                continue
+            called = node.value.func
+            if isinstance(called, ast.Name) and called.id in METRIC_TYPES:
+                for target in node.targets:
+                    if isinstance(target, ast.Attribute):
+                        found[target.attr] = cls.name
+    return found
+
+
+def test_metrics_are_defined_only_in_the_two_metrics_modules() -> None:
+    for path in first_party_files():
+        relative = path.relative_to(ROOT).as_posix()
+        if relative in METRIC_MODULES or relative.startswith(("tests/", "benchmarks/")):
+            continue
+        tree = ast.parse(path.read_text())
+        imported = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "prometheus_client"
+            for alias in node.names
+            if alias.name in METRIC_TYPES
+        }
+        made = [
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and (
+                ast.unparse(node.func) in imported
+                or ast.unparse(node.func).startswith("prometheus")
+            )
+        ]
+        assert not made, f"{relative}:{made} makes a metric: define it in a metrics module"
+
+
+def test_the_referee_defines_only_the_metrics_it_counts() -> None:
+    """referee/metrics.py holds only what the match runner updates (through ``GameMetrics``);
+    ladders, validation, sweeps, leases, workers and the store count in arena/metrics.py."""
+    referee = metric_definitions(ROOT / "referee" / "metrics.py")
+    arena = metric_definitions(ROOT / "arena" / "metrics.py")
+    assert set(referee.values()) == {"MatchMetrics"}, referee
+    assert set(arena.values()) == {"Metrics"}, arena
+    assert referee and arena and not set(referee) & set(arena)
+    tree = ast.parse((ROOT / "referee" / "metrics.py").read_text())
+    game_metrics = next(
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.name == "GameMetrics"
+    )
+    counted = {
+        node.attr
+        for node in ast.walk(game_metrics)
+        if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "metrics"
+    }
+    assert set(referee) <= counted, f"not the referee's: {sorted(set(referee) - counted)}"
