@@ -346,3 +346,32 @@ def test_the_referee_defines_only_the_metrics_it_counts() -> None:
         if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "metrics"
     }
     assert set(referee) <= counted, f"not the referee's: {sorted(set(referee) - counted)}"
+
+
+# -- the web draws every game from the registry ------------------------------------------------
+
+WEB = ROOT / "arena" / "web"
+
+
+def test_the_web_keeps_no_list_of_games() -> None:
+    """Outside a game's own frames module (``arena/web/frames/<package>.py``) no web module
+    names a game: tables, live rules and pages are found through the registry."""
+    from referee.games.registry import GAMES
+
+    names = {entry.name for entry in GAMES} | {entry.name.replace("-", "_") for entry in GAMES}
+    for path in WEB.rglob("*.py"):
+        relative = path.relative_to(ROOT).as_posix()
+        if path.parent.name == "frames" and path.stem in names:
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        named = [
+            (node.lineno, node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in names
+        ] + [
+            (node.lineno, node.attr)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr in names
+        ]
+        imports = [module for module in all_imports(path) if set(module.split(".")) & names]
+        assert not named and not imports, f"{relative} names a game: {named or imports}"
