@@ -7,6 +7,8 @@ rule as a pure function, and the whole path with a real arena and real bot proce
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -14,10 +16,14 @@ import grpc
 import pytest
 
 from arena.bot_transport import OUTBOUND, OUTBOUND_UNNAMED, STREAM, updated_endpoint
+from arena.client import ArenaClient
+from arena.local_bots import stop_bot
 from arena.store.bot_keys import BOT_KEY_PREFIX
 from arena.store.repository import Store, StoreError
+from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2 as pb
-from tests.helpers import random_bots
+from tests.certs import make_certs
+from tests.helpers import ROOT, random_bots
 from tests.test_ladder_e2e import arena_service, wait_active
 from tests.test_stream_e2e import connect_status, outbound_bot, register
 
@@ -146,3 +152,27 @@ def test_connect_bot_says_which_credentials_it_takes(tmp_path: Path) -> None:
         bot_id, _ = register(service.client(), "anon", transport=DIALS_OUT)
         assert connect_status(service.address, bot_id, "") == grpc.StatusCode.UNAUTHENTICATED
         assert connect_status(service.address, bot_id, "cab_x") == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_an_outbound_bot_dials_an_arena_over_tls_with_its_key(tmp_path: Path) -> None:
+    """What an arena on the internet looks like to a bot behind NAT: TLS, a key, no port."""
+    certs = make_certs(tmp_path / "certs")
+    tls = ("--tls-cert", str(certs.server_cert), "--tls-key", str(certs.server_key))
+    with arena_service(tmp_path, *tls) as service:
+        client = ArenaClient(service.address, timeout_s=10, tls=ClientTls(ca_file=certs.ca))
+        request = pb.RegisterBotRequest(
+            owner="far", name="b", game="oh-hell", version="1", transport=DIALS_OUT
+        )
+        registered = client.call("RegisterBot", request)
+        bot_id = registered.bot.bot_id
+        owner = ArenaClient(
+            service.address, registered.owner_token, timeout_s=10, tls=ClientTls(ca_file=certs.ca)
+        )
+        key = owner.call("CreateBotKey", pb.CreateBotKeyRequest(bot_id=bot_id)).bot_key
+        command = [sys.executable, "-m", "sample_bots", "random", "--connect", service.address]
+        command += ["--bot-id", bot_id, "--token", key, "--tls", "--ca-file", str(certs.ca)]
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, text=True, cwd=ROOT)
+        try:
+            wait_active(client, [bot_id])  # validated over the TLS stream its key opened
+        finally:
+            stop_bot(process)

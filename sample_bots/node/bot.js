@@ -31,7 +31,7 @@ const USAGE = `usage: node bot.js [--listen HOST:PORT] [--seed N] [--name NAME] 
   --proto-root DIR    folder holding cardarena/bot/v1/bot_service.proto (default ../../proto)
   --connect HOST:PORT dial the arena there instead of serving (needs --bot-id and --token)
   --bot-id ID         with --connect: the bot's id from registration
-  --token TOKEN       with --connect: its owner's token ("-": read it from stdin)
+  --token TOKEN       with --connect: the bot's key or its owner's token ("-": stdin)
   --verbose           log each call to stderr`;
 
 function parseCommandLine(argv) {
