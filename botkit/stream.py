@@ -25,9 +25,9 @@ import grpc
 import grpc.aio
 
 from botkit.bot import TIME_LEFT, Bot, ChooseFn, info_of
-from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
 from cardarena.bot.v1 import bot_service_pb2
+from netkit.tls import ClientTls
 
 log = logging.getLogger("botkit")
 

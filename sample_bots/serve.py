@@ -6,8 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from botkit import Bot, connect, serve
-from botkit.tls import ClientTls
+from botkit import Bot, ClientTls, connect, serve
 from sample_bots.king_heuristic import make_king_heuristic_bot
 from sample_bots.klaberjass_heuristic import make_klaberjass_heuristic_bot
 from sample_bots.mau_mau_heuristic import make_mau_mau_heuristic_bot
