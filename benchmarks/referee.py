@@ -12,7 +12,10 @@ CPU, fresh client processes take turns, each for the same window, over several r
 - ``stream_echo``: the raw client multiplexing its calls over one open bidirectional stream
   per server port (issue 20's baseline: what a message on an open stream costs);
 - ``referee_stream_in``: the referee against the same trivial bots over their ``Play`` stream
-  (``stream://``: the referee dials, one stream per bot, every match on it);
+  (``stream://``: the referee dials, one stream per bot, every match on it); the bots write
+  the answers ready together as one batch (as botkit does), and so does the referee;
+- ``referee_stream_in_single``: the same against bots that write one answer a message (a bot
+  that does not batch: each answer costs a stream message, as in ``stream_echo``);
 - ``referee_stream_out``: the referee process listening for ``ConnectBot`` and the trivial
   bots dialling it (``outbound://``: bots behind NAT), one stream per bot.
 
@@ -210,12 +213,19 @@ LABELS = {
     "metrics": "referee + metrics",
     "stream_echo": "raw stream echo",
     "referee_stream_in": "referee, streams in",
+    "referee_stream_in_single": "  bots write 1 a message",
     "referee_stream_out": "referee, streams out",
     "referee_stream_relayed": "referee, out via relay",
 }
 """Every variant, in the order rows are printed."""
 
-STREAMED = ("stream_echo", "referee_stream_in", "referee_stream_out", "referee_stream_relayed")
+STREAMED = (
+    "stream_echo",
+    "referee_stream_in",
+    "referee_stream_in_single",
+    "referee_stream_out",
+    "referee_stream_relayed",
+)
 """Variants whose × column is against ``stream_echo`` (the others: against ``echo``)."""
 
 
@@ -327,6 +337,7 @@ def main() -> None:
     results: dict[str, list[dict[str, float]]] = {name: [] for name in LABELS}
     with (
         server("benchmarks.servers.bot", *common) as bots,
+        server("benchmarks.servers.bot", "--one-per-write", *common) as single_bots,
         server(
             "benchmarks.servers.echo", "serve", "--reply-bytes", str(reply_bytes), *common
         ) as echo,
@@ -343,6 +354,11 @@ def main() -> None:
             "metrics": partial(run_client, [*me, "--metrics"], bots.process.pid),
             "stream_echo": partial(run_client, [*echo_client, "--stream"], echo.process.pid),
             "referee_stream_in": partial(run_client, [*me, "--stream"], bots.process.pid),
+            "referee_stream_in_single": partial(
+                run_client,
+                [*me, "--stream", "--targets", *single_bots.targets],
+                single_bots.process.pid,
+            ),
             "referee_stream_out": partial(run_outbound, me, args.seats),
             "referee_stream_relayed": partial(run_relayed, me, args.seats),
         }
@@ -402,7 +418,7 @@ def main() -> None:
             f"{row['server_us_per_call']:15.1f}"
         )
     unary_rate = figure("referee", "rate")
-    for name in ("referee_stream_in", "referee_stream_out", "referee_stream_relayed"):
+    for name in STREAMED[1:]:
         print(
             f"{LABELS[name]}: {figure(name, 'rate') / unary_rate:.2f} × the unary referee "
             f"(target ≥ 2.5), {figure(name, 'rate') / stream_echo_rate:.2f} × stream_echo "
