@@ -213,7 +213,7 @@ LABELS = {
     "metrics": "referee + metrics",
     "stream_echo": "raw stream echo",
     "referee_stream_in": "referee, streams in",
-    "referee_stream_in_single": "  bots write 1 a message",
+    "referee_stream_in_single": "referee, in, unbatched",
     "referee_stream_out": "referee, streams out",
     "referee_stream_relayed": "referee, out via relay",
 }
