@@ -394,7 +394,8 @@ class StreamBot(BotEndpoint):
         started = time.perf_counter_ns()
         # The deadline is an asyncio timer, not a trio cancel scope: it costs a heap entry
         # instead of a scope's deadline bookkeeping on every decision.
-        timer = asyncio.get_running_loop().call_later(timeout_s, self._expire, pending)
+        loop = asyncio.get_running_loop()
+        timer = loop.call_at(loop.time() + timeout_s, self._expire, pending)
         try:
             self._send(pending.frame)
             await pending.waiter.wait()

@@ -104,7 +104,7 @@ class Slots:
 
     def give_back(self) -> None:
         """Free a slot taken with ``take`` (or hand it to the next waiting)."""
-        if not self._queue.unpark():
+        if not self._queue or not self._queue.unpark():
             self._taken -= 1
 
     @property
