@@ -33,6 +33,9 @@ from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
+EMPTY_ANSWERS = {"start_match": "started", "end_match": "ended", "ping": "pong"}
+"""The stream requests answered by an empty message, and the answer's field."""
+
 
 class TrivialBot(bot_service_pb2_grpc.BotServiceServicer):
     """Plays a random legal action after a random delay."""
@@ -109,12 +112,8 @@ class TrivialBot(bot_service_pb2_grpc.BotServiceServicer):
             reply.action.action.CopyFrom(legal[self.rng.randrange(len(legal))])
         elif body == "get_info":
             reply.info.name, reply.info.version = "bench-trivial", "1"
-        elif body == "start_match":
-            reply.started.SetInParent()
-        elif body == "end_match":
-            reply.ended.SetInParent()
-        elif body == "ping":
-            reply.pong.SetInParent()
+        elif body in EMPTY_ANSWERS:
+            getattr(reply, EMPTY_ANSWERS[body]).SetInParent()
         else:
             return None
         return reply
