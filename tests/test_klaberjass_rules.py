@@ -10,7 +10,7 @@ import pytest
 from cardarena.game.v1 import cards_pb2, game_pb2, klaberjass_pb2
 from referee.codec.base import MalformedActionError
 from referee.games.api import IllegalActionError
-from referee.games.klaberjass.rules import (
+from referee.games.klaberjass import (
     ACCEPT,
     BELLA_BASE,
     DECLARING,
@@ -29,6 +29,7 @@ from referee.games.klaberjass.rules import (
     game_winner,
     legal_follow_mask,
     parse_card,
+    position_of,
     sequences_in,
     settle_hand,
     trick_winner,
@@ -577,3 +578,26 @@ def test_spectators_learn_a_declared_sequences_length_and_top_not_its_cards() ->
                     return
             state.apply(legal[rng.randrange(len(legal))])
     raise AssertionError("no sequence was declarable in 200 seeded games")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"dix_with_named_trump": True, "target_score": 200},
+        {"sequences_scored": "all_of_best_holder", "tie_at_target": "shared_win"},
+    ],
+)
+def test_positions_round_trip_with_every_option(options: dict[str, object]) -> None:
+    for seed in range(3):
+        state = make_game("klaberjass", 2, options).new_state(seed)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            position = position_of(state)
+            rebuilt = position.state()
+            assert position_of(rebuilt) == position
+            assert list(rebuilt.legal_actions()) == list(state.legal_actions())
+            assert [rebuilt.observe(s) for s in (0, 1)] == [state.observe(s) for s in (0, 1)]
+            assert rebuilt.concealed_cards() == state.concealed_cards()
+            assert rebuilt.public_cards() == state.public_cards()
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])

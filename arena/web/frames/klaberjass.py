@@ -17,8 +17,7 @@ from arena.web.frames.common import (
 )
 from referee.games.bits import set_bits
 from referee.games.cards import RANK_LETTERS
-from referee.games.klaberjass import KlaberjassObservation
-from referee.games.klaberjass.rules import RANKS
+from referee.games.klaberjass import RANKS, KlaberjassObservation
 
 
 def seat_tags(public: KlaberjassObservation, own: KlaberjassObservation, seat: int) -> list[str]:

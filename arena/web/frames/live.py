@@ -27,7 +27,7 @@ from referee.codec.common import options_from_wire
 from referee.games.api import RulesError
 from referee.games.cards import SUIT_LETTERS, Suit
 from referee.games.king.rules import NUM_TRICKS as KING_TRICKS
-from referee.games.klaberjass.rules import TRICKS as KLABERJASS_TRICKS
+from referee.games.klaberjass import TRICKS as KLABERJASS_TRICKS
 from referee.games.oh_hell import hand_sizes
 from referee.games.pinochle.rules import HAND_SIZE as PINOCHLE_HAND
 from referee.games.pinochle.rules import TRICKS_PER_HAND as PINOCHLE_TRICKS
