@@ -225,12 +225,12 @@ def _trick_bytes(trick: Trick) -> bytes:
 _CURRENT_TRICK_FIELD: Memo[Trick, bytes] = Memo(
     lambda trick: length_delimited(_CURRENT_TRICK_TAG, _trick_bytes(trick))
 )
-"""The whole ``current_trick`` field (a message: always written) by trick: the engine shares
+"""The whole ``current_trick`` field (a message: always written) by trick: the view shares
 one ``Trick`` per leader and card led, 66 in all."""
 _COMPLETED_TRICK_FIELD: Memo[Trick, bytes] = Memo(
     lambda trick: length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(trick)), limit=8192
 )
-"""A ``completed_tricks`` entry by trick: the engine shares one ``Trick`` per finished trick
+"""A ``completed_tricks`` entry by trick: the view shares one ``Trick`` per finished trick
 (4,000 at most)."""
 
 
@@ -295,16 +295,16 @@ def _seat_parts(view: SeatView) -> tuple[SeatView, bytes, bytes]:
 
 
 _NO_SEAT_PARTS = _seat_parts(SeatView(0, 0, -1, 0, (), False, ()))
-"""The parts of no engine's seat view (views are compared by identity): what a codec starts
+"""The parts of no view's seat (views are compared by identity): what a codec starts
 from."""
 
 
 class KlaberjassCodec(GameCodec):
     """Codec for ``referee.games.klaberjass``.
 
-    ``observation_bytes`` encodes the engine's shared table once per table (the engine makes a
+    ``observation_bytes`` encodes the view's shared table once per table (the view makes a
     new one only when something public changes but a card led or a trick) in ``_table_parts``,
-    and its tricks won, card points and finished tricks once per trick (the engine shares them
+    and its tricks won, card points and finished tricks once per trick (the view shares them
     until the next trick is over) in ``_trick_parts``. Per decision it adds the hand (a table
     per suit's cards), the two seat entries from those parts and the hand sizes, and the
     current trick (one per trick object).

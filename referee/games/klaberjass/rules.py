@@ -460,8 +460,10 @@ class KlaberjassState(State):
     trick_changes = 0
     """Bumped when a trick is over and at a new hand."""
     view_table_cache: TableCache = NO_TABLES
+    view_table_changes_cache = -1
     view_seat_cache: SeatCache = NO_SEATS
     view_trick_cache: TrickCache = NO_TRICKS
+    view_trick_changes_cache = -1
     view_finished_cache: FinishedCache | None = None
     """The view's (``view.observe``); the rules never read them."""
 

@@ -324,34 +324,33 @@ _NEXT_TRICK = (Trick(0, (), -1), Trick(1, (), -1))
 _LED_TRICK = tuple(Trick(leader, (card,), -1) for leader in (0, 1) for card in range(DECK_SIZE))
 """The current trick once led, at ``DECK_SIZE * leader + card``: shared by every observation."""
 
-TableCache = tuple[TableView, TableView, int]
+TableCache = tuple[TableView, TableView]
 """The table as seat 0 and as seat 1 sees it (one object but while a scoring sequence is
-hidden), and the ``table_changes`` they are as of."""
+hidden), as of ``view_table_changes_cache``."""
 SeatCache = tuple[int, SeatView, SeatView, int, SeatView, SeatView]
 """Per seat: the ``seat_changes`` its views are as of, the seat as the other seat sees it and
 as it sees itself (one object but while its scoring sequence is hidden)."""
-TrickCache = tuple[int, tuple[int, int], tuple[int, int], tuple[Trick, ...]]
-"""(``trick_changes``, tricks won, card points, finished tricks)."""
+TrickCache = tuple[tuple[int, int], tuple[int, int], tuple[Trick, ...]]
+"""(tricks won, card points, finished tricks) as of ``view_trick_changes_cache``."""
 FinishedCache = tuple[list[FinishedTrick], tuple[Trick, ...], int]
 """One hand's list of finished tricks, their views and seat 1's count of them, which the next
 ``TrickCache`` extends by the trick just finished."""
 
 _NO_SEAT = SeatView(0, 0, -1, 0, (), False, ())
 _NO_TABLE = TableView(0, 0, 0, 0, 0, -1, -1, (), -1, -1, (_NO_SEAT, _NO_SEAT), -1, False, ())
-NO_TABLES: TableCache = (_NO_TABLE, _NO_TABLE, -1)
+NO_TABLES: TableCache = (_NO_TABLE, _NO_TABLE)
 NO_SEATS: SeatCache = (-1, _NO_SEAT, _NO_SEAT, -1, _NO_SEAT, _NO_SEAT)
-NO_TRICKS: TrickCache = (-1, (0, 0), (0, 0), ())
-"""What a state's caches start from: as of no count of changes (the rules count from 0)."""
+NO_TRICKS: TrickCache = ((0, 0), (0, 0), ())
+"""What a state's caches start from, as of change -1 (the rules count from 0)."""
 
 
 def observe(state: KlaberjassState, seat: int) -> KlaberjassObservation:
     """Everything ``seat`` may see now (``KlaberjassState.observe``)."""
-    tables = state.view_table_cache
-    if tables[2] != state.table_changes:
-        tables = _tables(state)
+    if state.view_table_changes_cache != state.table_changes:
+        _tables(state)
+    if state.view_trick_changes_cache != state.trick_changes:
+        _tricks(state)
     tricks = state.view_trick_cache
-    if tricks[0] != state.trick_changes:
-        tricks = _tricks(state)
     hands = state.hands
     lead = state.lead
     if lead >= 0:
@@ -362,13 +361,13 @@ def observe(state: KlaberjassState, seat: int) -> KlaberjassObservation:
         KlaberjassObservation,
         (
             seat,  # seat
-            tables[seat],  # table
+            state.view_table_cache[seat],  # table
             hands[seat],  # hand
             (hands[0].bit_count(), hands[1].bit_count()),  # hand_sizes
-            tricks[1],  # tricks_won
-            tricks[2],  # card_points
+            tricks[0],  # tricks_won
+            tricks[1],  # card_points
             current,  # current_trick
-            tricks[3],  # completed_tricks
+            tricks[2],  # completed_tricks
         ),
     )
 
@@ -379,7 +378,7 @@ def public_table(state: KlaberjassState) -> PublicTable:
     return PublicTable(turn_up=state.turn_up)
 
 
-def _tricks(state: KlaberjassState) -> TrickCache:
+def _tricks(state: KlaberjassState) -> None:
     """The tricks won, card points and finished tricks as of ``trick_changes``."""
     completed = state.completed
     last = state.view_finished_cache
@@ -392,16 +391,11 @@ def _tricks(state: KlaberjassState) -> TrickCache:
         taken = sum(map(_WINNER, completed))
     state.view_finished_cache = (completed, views, taken)
     points = state.card_points
-    tricks = state.view_trick_cache = (
-        state.trick_changes,
-        (len(views) - taken, taken),
-        (points[0], points[1]),
-        views,
-    )
-    return tricks
+    state.view_trick_cache = ((len(views) - taken, taken), (points[0], points[1]), views)
+    state.view_trick_changes_cache = state.trick_changes
 
 
-def _tables(state: KlaberjassState) -> TableCache:
+def _tables(state: KlaberjassState) -> None:
     """The table as each seat sees it, as of ``table_changes``."""
     seats = state.view_seat_cache
     changes0, changes1 = state.seat_changes
@@ -428,11 +422,10 @@ def _tables(state: KlaberjassState) -> TableCache:
         ),
     )
     if own0 is public0 and own1 is public1:
-        tables = (table, table, state.table_changes)
+        state.view_table_cache = (table, table)
     else:
-        tables = (table, table._replace(seats=(public0, own1)), state.table_changes)
-    state.view_table_cache = tables
-    return tables
+        state.view_table_cache = (table, table._replace(seats=(public0, own1)))
+    state.view_table_changes_cache = state.table_changes
 
 
 def _seat_views(
