@@ -142,7 +142,7 @@ _HAND_NUMBER = FieldMemo(tag(_Obs, "hand_number"))
 _DEALER_FIELD = (b"", uint_field(tag(_Obs, "dealer"), 1))
 _PHASE_FIELD = {phase: uint_field(tag(_Obs, "phase"), value) for phase, value in _PHASES.items()}
 _TURN_UP_FIELD = message_fields(tag(_Obs, "turn_up"), _CARDS)
-_TRUMP_FIELD = {-1: b"", **{s: uint_field(tag(_Obs, "trump"), _suit(s)) for s in range(4)}}
+_TRUMP_FIELD = {-1: b"", **{s: uint_field(tag(_Obs, "trump"), _suit(s)) for s in range(SUITS)}}
 _MAKER_FIELD = (
     optional_uint_field(tag(_Obs, "maker"), 0),
     optional_uint_field(tag(_Obs, "maker"), 1),

@@ -45,7 +45,9 @@ KEEP = 71
 NO_SEQUENCE = 72
 DECLARE_BASE = 128
 """``DECLARE_BASE + 64*s + 8*(length-1) + low``: declare a run (``Run.action``)."""
-DECLARE_END = DECLARE_BASE + 64 * SUITS
+DECLARE_PER_SUIT = 64
+"""Declaring actions of one suit: a length 1..8 and a lowest rank index 0..7 (not all runs)."""
+DECLARE_END = DECLARE_BASE + DECLARE_PER_SUIT * SUITS
 """Declaring actions are below this."""
 
 # Phases of a hand.
@@ -175,13 +177,15 @@ class Run:
     @property
     def action(self) -> int:
         """The action that declares it."""
-        return DECLARE_BASE + 64 * self.suit + 8 * (self.length - 1) + self.low
+        per_suit, per_length = DECLARE_PER_SUIT, CARDS_PER_SUIT
+        return DECLARE_BASE + per_suit * self.suit + per_length * (self.length - 1) + self.low
 
     @classmethod
     def from_action(cls, action: int) -> Run:
         """The sequence a declaring action names (not checked against any hand)."""
-        a = action - DECLARE_BASE
-        return cls(a // 64, a % 8, (a // 8) % 8 + 1)
+        suit, rest = divmod(action - DECLARE_BASE, DECLARE_PER_SUIT)
+        length_less_one, low = divmod(rest, CARDS_PER_SUIT)
+        return cls(suit, low, length_less_one + 1)
 
 
 # -- the view's types --------------------------------------------------------------------------
