@@ -78,7 +78,14 @@ from referee.games.klaberjass.view import (
     DIX,
     EXCHANGE,
     GAME_OVER,
+    HIGH_CARDS,
+    HIGH_SHIFT,
     KEEP,
+    LOW_CARDS,
+    LOW_MASK,
+    MID_CARDS,
+    MID_MASK,
+    MID_SHIFT,
     NAME_BASE,
     NO_SEATS,
     NO_SEQUENCE,
@@ -310,34 +317,30 @@ def trick_winner(lead: int, follow: int, trump: int) -> int:
 
 
 def legal_follow_mask(hand: int, lead: int, trump: int) -> int:
-    """The cards of ``hand`` that may follow ``lead`` ("Rules in brief", KLAB-E4): follow suit
-    (``follow_in_suit``); if void, trump; if void in trumps too, any card."""
+    """The cards of ``hand`` that may follow ``lead`` ("Rules in brief", KLAB-E4): follow suit,
+    and when trump is led beat it if possible; if void, trump; if void in trumps too, any
+    card."""
     led = lead // CARDS_PER_SUIT  # suit_of(lead), inlined on the hot path
     in_suit = hand & SUIT_MASK[led]
-    if in_suit:
-        return follow_in_suit(in_suit, lead, led == trump)
     if led == trump:
+        if in_suit:
+            return in_suit & _HIGHER_TRUMP[lead] or in_suit
         return hand
+    if in_suit:
+        return in_suit
     return hand & SUIT_MASK[trump] or hand
-
-
-def follow_in_suit(in_suit: int, lead: int, trump_led: bool) -> int:
-    """The cards of the led suit that may follow ``lead`` from ``in_suit`` (the hand's cards of
-    that suit, not none): all of them, or when trump is led those that beat it if any do."""
-    if trump_led:
-        return in_suit & _HIGHER_TRUMP[lead] or in_suit
-    return in_suit
 
 
 _TRUMP_FOLLOWS = tuple(
     tuple(
-        cards_of(follow_in_suit(held << _SUIT_SHIFT[suit_of(lead)], lead, True))
+        cards_of(legal_follow_mask(held << _SUIT_SHIFT[suit_of(lead)], lead, suit_of(lead)))
         for held in range(SUIT_BYTES)
     )
     for lead in range(DECK_SIZE)
 )
 """``[lead][suit_byte(hand, led suit)]``: the cards that may follow a trump lead from a hand
-holding trumps (``follow_in_suit``), for ``legal_actions``; a plain lead's are ``_SUIT_CARDS``."""
+holding ``held`` trumps (``legal_follow_mask``), for ``legal_actions``; a plain lead's are all
+of them (``_SUIT_CARDS``)."""
 
 
 def _runs(byte: int) -> tuple[tuple[int, int], ...]:
@@ -564,7 +567,7 @@ class KlaberjassState(State):
     def _bid_actions(self) -> tuple[int, ...]:
         if self.phase == BIDDING_TURN_UP:
             return (PASS, ACCEPT)
-        return _ROUND_TWO_ACTIONS[suit_of(self.turn_up)]
+        return _ROUND_TWO_ACTIONS[self.turn_up // CARDS_PER_SUIT]  # suit_of(turn_up), inlined
 
     def _declare_actions(self, seat: int) -> tuple[int, ...]:
         return (NO_SEQUENCE, *declaration_actions(self.hands[seat]))
@@ -575,12 +578,16 @@ class KlaberjassState(State):
         if phase == PLAYING:
             hand = self.hands[seat]
             lead = self.lead
-            if lead < 0:
-                acts = cards_of(hand)
+            if lead < 0:  # cards_of(hand), inlined on the hot path
+                acts = (
+                    LOW_CARDS[hand & LOW_MASK]
+                    + MID_CARDS[hand >> MID_SHIFT & MID_MASK]
+                    + HIGH_CARDS[hand >> HIGH_SHIFT]
+                )
             else:
                 led = lead // CARDS_PER_SUIT
                 held = hand >> _SUIT_SHIFT[led] & SUIT_BITS  # suit_byte(hand, led), inlined
-                if held:  # following suit (follow_in_suit): a single table lookup
+                if held:  # following suit: a single table lookup
                     acts = (
                         _TRUMP_FOLLOWS[lead][held] if led == self.trump else _SUIT_CARDS[led][held]
                     )
@@ -647,7 +654,7 @@ class KlaberjassState(State):
 
     def _play_public(self, seat: int, card: int, bella: bool) -> None:
         """``seat`` plays a card both seats knew it held, or announces bella with it."""
-        self.known &= ~card_bit(card)
+        self.known &= ~(1 << card)
         if bella:
             self.bella[seat] = True
         self._seat_changes(seat)

@@ -130,24 +130,25 @@ def cards_in(mask: int, first: int, count: int) -> tuple[int, ...]:
 
 _LOW_BITS, _MID_BITS, _HIGH_BITS = 11, 11, 10
 """``cards_of`` splits a mask into bits 0-10, 11-21 and 22-31: three lookups of tables small
-enough to build at import."""
-_LOW_MASK = (1 << _LOW_BITS) - 1
-_MID_SHIFT = _LOW_BITS
-_MID_MASK = (1 << _MID_BITS) - 1
-_HIGH_SHIFT = _LOW_BITS + _MID_BITS
-_LOW_CARDS = tuple(cards_in(m, 0, _LOW_BITS) for m in range(1 << _LOW_BITS))
-_MID_CARDS = tuple(cards_in(m << _MID_SHIFT, _MID_SHIFT, _MID_BITS) for m in range(1 << _MID_BITS))
-_HIGH_CARDS = tuple(
-    cards_in(m << _HIGH_SHIFT, _HIGH_SHIFT, _HIGH_BITS) for m in range(1 << _HIGH_BITS)
+enough to build at import (``LOW_CARDS[mask & LOW_MASK]``, ``MID_CARDS[mask >> MID_SHIFT &
+MID_MASK]``, ``HIGH_CARDS[mask >> HIGH_SHIFT]``)."""
+LOW_MASK = (1 << _LOW_BITS) - 1
+MID_SHIFT = _LOW_BITS
+MID_MASK = (1 << _MID_BITS) - 1
+HIGH_SHIFT = _LOW_BITS + _MID_BITS
+LOW_CARDS = tuple(cards_in(m, 0, _LOW_BITS) for m in range(1 << _LOW_BITS))
+MID_CARDS = tuple(cards_in(m << MID_SHIFT, MID_SHIFT, _MID_BITS) for m in range(1 << _MID_BITS))
+HIGH_CARDS = tuple(
+    cards_in(m << HIGH_SHIFT, HIGH_SHIFT, _HIGH_BITS) for m in range(1 << _HIGH_BITS)
 )
 
 
 def cards_of(mask: int) -> tuple[int, ...]:
     """The card ids in a bitmask, ascending."""
     return (
-        _LOW_CARDS[mask & _LOW_MASK]
-        + _MID_CARDS[mask >> _MID_SHIFT & _MID_MASK]
-        + _HIGH_CARDS[mask >> _HIGH_SHIFT]
+        LOW_CARDS[mask & LOW_MASK]
+        + MID_CARDS[mask >> MID_SHIFT & MID_MASK]
+        + HIGH_CARDS[mask >> HIGH_SHIFT]
     )
 
 
