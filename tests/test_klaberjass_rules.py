@@ -9,8 +9,8 @@ import pytest
 
 from cardarena.game.v1 import cards_pb2, game_pb2, klaberjass_pb2
 from referee.codec.base import MalformedActionError
-from referee.games.api import IllegalActionError
-from referee.games.klaberjass.rules import (
+from referee.games.api import IllegalActionError, InvalidPositionError
+from referee.games.klaberjass import (
     ACCEPT,
     BELLA_BASE,
     DECLARING,
@@ -22,6 +22,7 @@ from referee.games.klaberjass.rules import (
     NO_SEQUENCE,
     PASS,
     PLAYING,
+    KlaberjassPosition,
     KlaberjassState,
     Run,
     best_sequence,
@@ -29,6 +30,7 @@ from referee.games.klaberjass.rules import (
     game_winner,
     legal_follow_mask,
     parse_card,
+    position_of,
     sequences_in,
     settle_hand,
     trick_winner,
@@ -577,3 +579,67 @@ def test_spectators_learn_a_declared_sequences_length_and_top_not_its_cards() ->
                     return
             state.apply(legal[rng.randrange(len(legal))])
     raise AssertionError("no sequence was declarable in 200 seeded games")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"dix_with_named_trump": True, "target_score": 200},
+        {"sequences_scored": "all_of_best_holder", "tie_at_target": "shared_win"},
+    ],
+)
+def test_positions_round_trip_with_every_option(options: dict[str, object]) -> None:
+    for seed in range(3):
+        state = make_game("klaberjass", 2, options).new_state(seed)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            position = position_of(state)
+            rebuilt = position.state()
+            assert position_of(rebuilt) == position
+            assert list(rebuilt.legal_actions()) == list(state.legal_actions())
+            assert [rebuilt.observe(s) for s in (0, 1)] == [state.observe(s) for s in (0, 1)]
+            assert rebuilt.concealed_cards() == state.concealed_cards()
+            assert rebuilt.public_cards() == state.public_cards()
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+
+
+def _trump_led(dealer_hand: str) -> KlaberjassPosition:
+    """Hearts trumps (the elder, seat 0, accepted the 7H turned up); the elder led the 9H."""
+    elder, dealer = cards("AH TH KS QS JS 7C 8C 9C"), cards(dealer_hand)
+    used = {*elder, *dealer, parse_card("9H"), parse_card("7H")}
+    stock = tuple(card for card in range(32) if card not in used)
+    return KlaberjassPosition(
+        hands=(tuple(elder), tuple(dealer)),
+        turn_up=parse_card("7H"),
+        stock=stock,
+        dealer=D,
+        to_act=D,
+        bids=(ACCEPT,),
+        lead=parse_card("9H"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("dealer_hand", "legal"),
+    [
+        ("JH 8H AC TC KC QC AD TD KD", "JH"),  # a trump that beats the 9 must be played
+        ("QH 8H AC TC KC QC AD TD KD", "8H QH"),  # none beats it: any trump
+        ("AC TC KC QC JC AD TD KD QD", "AC TC KC QC JC AD TD KD QD"),  # no trump: any card
+    ],
+)
+def test_e4_a_trump_lead_is_beaten_if_possible_from_a_position(
+    dealer_hand: str, legal: str
+) -> None:
+    state = _trump_led(dealer_hand).state()
+    assert state.trump == HEARTS and state.maker == N
+    assert sorted(state.legal_actions()) == sorted(cards(legal))
+    assert position_of(state).hands == tuple(
+        tuple(sorted(h)) for h in _trump_led(dealer_hand).hands
+    )
+
+
+def test_a_position_refuses_a_follow_out_of_turn() -> None:
+    position = _trump_led("JH 8H AC TC KC QC AD TD KD")
+    with pytest.raises(InvalidPositionError, match="seat 1 plays next"):
+        KlaberjassPosition(**{**position.__dict__, "to_act": N}).state()

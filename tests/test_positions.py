@@ -14,6 +14,7 @@ import pytest
 
 from referee.games.api import InvalidPositionError, State
 from referee.games.entry import GameEntry, Position
+from referee.games.klaberjass import PASS, KlaberjassPosition
 from referee.games.mau_mau import MauMauPosition
 from referee.games.oh_hell import OhHellPosition
 from referee.games.registry import GAMES, make_game
@@ -74,6 +75,20 @@ def test_a_copy_plays_on_alone(entry: GameEntry, moves_before: int) -> None:
     assert twin.outcome() == copy.outcome()
 
 
+def _klaberjass(**changes: object) -> KlaberjassPosition:
+    """A Klaberjass hand before its first bid (seat 1 deals), with ``changes``."""
+    fields: dict[str, object] = {
+        "hands": (tuple(range(6)), tuple(range(6, 12))),
+        "turn_up": 31,
+        "stock": tuple(range(12, 31)),
+        "dealer": 1,
+        "to_act": 0,
+        "phase": "bidding",
+    }
+    fields.update(changes)
+    return KlaberjassPosition(**fields)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("position", "complaint"),
     [
@@ -92,6 +107,13 @@ def test_a_copy_plays_on_alone(entry: GameEntry, moves_before: int) -> None:
             ),
             "bid",
         ),
+        (_klaberjass(stock=(0, *range(13, 31))), "twice"),
+        (_klaberjass(stock=tuple(range(13, 31))), "missing"),
+        (_klaberjass(to_act=1), "seat 0 bids next"),
+        (_klaberjass(phase="shuffling"), "no phase"),
+        (_klaberjass(phase="playing"), "no trumps were made"),
+        (_klaberjass(bids=(PASS, PASS, PASS, PASS)), "the bidding is over"),
+        (_klaberjass(hands=(tuple(range(7)), tuple(range(7, 12)))), "holds 7 cards"),
         (MauMauPosition(hands=((0,), (1,)), pile=(), to_act=0), "never empty"),
         (MauMauPosition(hands=((0,), (0,)), pile=(5,), to_act=0), "twice"),
         (MauMauPosition(hands=((0,), (1,)), pile=(5,), to_act=2), "not a seat"),

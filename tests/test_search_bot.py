@@ -110,7 +110,7 @@ TRICKS = ("hand", "current_trick", "completed_tricks", "dealer")
             2,
             {"sequences_scored": "all_of_best_holder"},
             KlaberjassAdapter(),
-            (*TRICKS, "trump", "maker", "sequence_winner", "phase"),
+            (*TRICKS, "trump", "maker", "sequence_winner", "phase", "seats", "card_points"),
         ),
         (
             "pinochle",

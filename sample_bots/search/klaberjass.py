@@ -1,12 +1,12 @@
 """Klaberjass worlds for the search bot: the card play is searched; bidding, the dix exchange and
 declarations are left to the heuristic.
 
-A world starts from ``KlaberjassState.from_deck`` (the engine's own hook for a given deal) and is
-then set to the observed point of the play: the observer's hand, the opponent's known cards plus
-unseen cards dealt at random (never the stock's shown cards, never a suit it has shown void in,
-nor trumps after it failed to trump), trumps, maker, card and sequence points, bella, the tricks
-so far and the card led. The playout runs to the end of the hand; the result is the observer's
-hand points minus the opponent's.
+A world is a ``KlaberjassPosition`` at the observed point of the play: the observer's hand, the
+opponent's known cards plus unseen cards dealt at random (never the stock's shown cards, never a
+suit it has shown void in, nor trumps after it failed to trump), the rest in the stock, the
+bids, the dix exchange, the declarations and scoring sequences, bella, the tricks so far and the
+card led. The playout runs to the end of the hand; the result is the observer's hand points
+minus the opponent's.
 
 Playout policy: announce bella when possible; lead at random; follow with the cheapest card that
 wins, else the card worth fewest points.
@@ -22,19 +22,23 @@ from cardarena.game.v1 import cards_pb2, klaberjass_pb2
 from referee.codec.common import options_from_wire
 from referee.games.api import State
 from referee.games.cards import Rank, Suit
-from referee.games.klaberjass.rules import (
+from referee.games.klaberjass import (
+    ACCEPT,
     BELLA_BASE,
     DECK_SIZE,
+    NAME_BASE,
+    PASS,
     PLAIN_ORDER,
-    PLAYING,
     R7,
-    RK,
-    RQ,
+    RANKS,
     TRUMP_ORDER,
+    KlaberjassPosition,
     KlaberjassState,
+    Run,
     card_points,
+    suit_card,
 )
-from referee.games.klaberjass.rules import card_id as engine_card_id
+from referee.games.klaberjass import card_id as engine_card_id
 from sample_bots.search.deal import deal_unseen
 
 _TRUMP_STRENGTH = tuple(TRUMP_ORDER.index(rank) for rank in range(8))
@@ -56,8 +60,21 @@ def strength(card: int, trump: int) -> int:
     return 8 + _TRUMP_STRENGTH[rank] if card // 8 == trump else _PLAIN_STRENGTH[rank]
 
 
-def _mask(cards: Sequence[int]) -> int:
-    return sum(1 << card for card in cards)
+def _bid_action(bid: klaberjass_pb2.KlaberjassBid) -> int:
+    """The engine action of a bid on the wire."""
+    if bid.trump == cards_pb2.SUIT_UNSPECIFIED:
+        return PASS
+    return ACCEPT if bid.round == 1 else NAME_BASE + int(bid.trump) - 1
+
+
+def _declared(seat: klaberjass_pb2.KlaberjassSeat) -> Run | None:
+    """A seat's declared sequence as far as it is public: its length and top card (the suit
+    is the shown cards' if any, else a guess: nothing in the play depends on it)."""
+    if not seat.declared_length:
+        return None
+    top = RANKS.index(Rank(seat.declared_top))
+    suit = int(seat.shown_sequence_cards[0].suit) - 1 if seat.shown_sequence_cards else 0
+    return Run(suit, top - seat.declared_length + 1, seat.declared_length)
 
 
 def build_state(
@@ -69,61 +86,51 @@ def build_state(
     trump = int(obs.trump) - 1
     mine = [card_id(card) for card in obs.hand]
     known = [card_id(card) for card in obs.seats[opp].known_cards]
-    tricks = [(t.leader, [card_id(c) for c in t.cards]) for t in obs.completed_tricks]
+    tricks = [[card_id(c) for c in t.cards] for t in obs.completed_tricks]
     current = [card_id(c) for c in obs.current_trick.cards]
-    played: list[list[int]] = [[], []]
+    leaders = [t.leader for t in obs.completed_tricks] + [obs.current_trick.leader]
     voids: set[int] = set()
-    for leader, cards in [*tricks, (obs.current_trick.leader, current)]:
-        for offset, card in enumerate(cards):
-            played[(leader + offset) % 2].append(card)
+    for leader, cards in zip(leaders, [*tricks, current], strict=True):
         if len(cards) == 2 and (leader + 1) % 2 == opp and _suit(cards[1]) != _suit(cards[0]):
             voids.add(_suit(cards[0]))
             if _suit(cards[1]) != trump:
                 voids.add(trump)
-    out = {card_id(obs.bottom_card)}
-    if obs.HasField("dix_exchanged_by"):
-        out.add(8 * trump + R7)
-    else:
-        out.add(card_id(obs.turn_up))
-    seen = set(mine) | set(known) | out | set(played[0]) | set(played[1])
+    bottom = card_id(obs.bottom_card)
+    exchanged = obs.HasField("dix_exchanged_by")
+    out = {bottom, suit_card(trump, R7) if exchanged else card_id(obs.turn_up)}
+    played = {card for cards in [*tricks, current] for card in cards}
+    seen = set(mine) | set(known) | out | played
     unseen = [card for card in range(DECK_SIZE) if card not in seen]
     hidden = obs.seats[opp].hand_size - len(known)
     dealt = deal_unseen(
         unseen, [hidden, len(unseen) - hidden], [frozenset(voids), frozenset()], _suit, rng
     )
-    options = options_from_wire(request.settings.options)
-    scores = (obs.seats[0].score, obs.seats[1].score)
-    state = KlaberjassState.from_deck(list(range(DECK_SIZE)), obs.dealer, options, scores)
-    hands = [0, 0]
-    hands[me] = _mask(mine)
-    hands[opp] = _mask(known + dealt[0])
-    state.hands = hands
-    state.trump = trump
-    state.maker = obs.maker
-    state.phase = PLAYING
-    state.declarations_done = True
-    state.sequence_points = [seat.sequence_points for seat in obs.seats]
-    state.sequence_winner = obs.sequence_winner if obs.HasField("sequence_winner") else -1
-    state.sequences_shown = bool(tricks)
-    state.bella = [seat.bella for seat in obs.seats]
-    state.card_points = [seat.card_points for seat in obs.seats]
-    state.known = _mask(known) | _mask([card_id(c) for c in obs.seats[me].known_cards])
-    state.sequence_cards = [
-        _mask([card_id(c) for c in seat.shown_sequence_cards]) for seat in obs.seats
-    ]
-    king, queen = 8 * trump + RK, 8 * trump + RQ
-    state.bella_seat = -1
-    for seat in (0, 1):
-        start = hands[seat] | _mask(played[seat])
-        if start >> king & 1 and start >> queen & 1:
-            state.bella_seat = seat
-    state.completed = [
-        (leader, cards[0], cards[1], t.winner)
-        for (leader, cards), t in zip(tricks, obs.completed_tricks, strict=True)
-    ]
-    state.lead = current[0] if current else -1
-    state.to_act = me
-    return state
+    hands: list[tuple[int, ...]] = [(), ()]
+    hands[me] = tuple(mine)
+    hands[opp] = tuple(known + dealt[0])
+    seats = obs.seats
+    position = KlaberjassPosition(
+        hands=(hands[0], hands[1]),
+        turn_up=card_id(obs.turn_up),
+        stock=(*dealt[1], bottom),
+        dealer=obs.dealer,
+        to_act=me,
+        bids=tuple(_bid_action(bid) for bid in obs.bids),
+        dix_exchanged_by=obs.dix_exchanged_by if exchanged else -1,
+        declared=(_declared(seats[0]), _declared(seats[1])),
+        sequence_points=(seats[0].sequence_points, seats[1].sequence_points),
+        sequence_cards=(
+            tuple(card_id(c) for c in seats[0].shown_sequence_cards),
+            tuple(card_id(c) for c in seats[1].shown_sequence_cards),
+        ),
+        tricks=tuple((lead, follow) for lead, follow in tricks),
+        lead=current[0] if current else None,
+        bella=(seats[0].bella, seats[1].bella),
+        scores=(seats[0].score, seats[1].score),
+        hand_number=obs.hand_number,
+        options=options_from_wire(request.settings.options),
+    )
+    return position.state()
 
 
 def policy_card(state: KlaberjassState, legal: Sequence[int], rng: random.Random) -> int:

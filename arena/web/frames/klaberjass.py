@@ -18,8 +18,7 @@ from arena.web.frames.common import (
 from arena.web.frames.live_rules import LiveHand, LiveRules
 from referee.games.bits import set_bits
 from referee.games.cards import RANK_LETTERS
-from referee.games.klaberjass import KlaberjassObservation
-from referee.games.klaberjass.rules import RANKS, TRICKS
+from referee.games.klaberjass import RANKS, TRICKS, KlaberjassObservation
 
 
 def seat_tags(public: KlaberjassObservation, own: KlaberjassObservation, seat: int) -> list[str]:

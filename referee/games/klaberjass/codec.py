@@ -21,17 +21,26 @@ from referee.codec.wire import (
     varint,
 )
 from referee.games.cards import Rank, Suit
-from referee.games.klaberjass import rules
-from referee.games.klaberjass.rules import (
+from referee.games.klaberjass.view import (
     ACCEPT,
     BELLA_BASE,
+    BIDDING_OTHER_SUIT,
+    BIDDING_TURN_UP,
+    CARD_POINTS_IN_HAND,
+    CARDS_PER_SUIT,
     DECK_SIZE,
+    DECLARING,
+    DIX,
     EXCHANGE,
+    GAME_OVER,
     KEEP,
     NAME_BASE,
     NO_SEQUENCE,
     PASS,
+    PLAYING,
     RANKS,
+    SUIT_BITS,
+    SUITS,
     TRICKS,
     HandResult,
     KlaberjassObservation,
@@ -39,11 +48,13 @@ from referee.games.klaberjass.rules import (
     SeatView,
     TableView,
     Trick,
+    bid_trump,
     card_id,
-    card_points,
     card_rank,
     card_suit,
     cards_of,
+    suit_card,
+    suit_of,
 )
 
 _CARDS = tuple(
@@ -51,12 +62,12 @@ _CARDS = tuple(
     for c in range(DECK_SIZE)
 )
 _PHASES = {
-    rules.BIDDING_TURN_UP: klaberjass_pb2.KLABERJASS_PHASE_BIDDING_TURN_UP,
-    rules.BIDDING_OTHER_SUIT: klaberjass_pb2.KLABERJASS_PHASE_BIDDING_OTHER_SUIT,
-    rules.DIX: klaberjass_pb2.KLABERJASS_PHASE_DIX,
-    rules.DECLARING: klaberjass_pb2.KLABERJASS_PHASE_DECLARING,
-    rules.PLAYING: klaberjass_pb2.KLABERJASS_PHASE_PLAYING,
-    rules.GAME_OVER: klaberjass_pb2.KLABERJASS_PHASE_GAME_OVER,
+    BIDDING_TURN_UP: klaberjass_pb2.KLABERJASS_PHASE_BIDDING_TURN_UP,
+    BIDDING_OTHER_SUIT: klaberjass_pb2.KLABERJASS_PHASE_BIDDING_OTHER_SUIT,
+    DIX: klaberjass_pb2.KLABERJASS_PHASE_DIX,
+    DECLARING: klaberjass_pb2.KLABERJASS_PHASE_DECLARING,
+    PLAYING: klaberjass_pb2.KLABERJASS_PHASE_PLAYING,
+    GAME_OVER: klaberjass_pb2.KLABERJASS_PHASE_GAME_OVER,
 }
 _CALLS = {
     PASS: klaberjass_pb2.KLABERJASS_CALL_PASS,
@@ -75,11 +86,8 @@ def _suit(index: int) -> cards_pb2.Suit.ValueType:
 
 def _bid_trump(action: int, turn_up: int) -> cards_pb2.Suit.ValueType:
     """The suit a bid accepts or names (``SUIT_UNSPECIFIED`` for a pass)."""
-    if action == ACCEPT:
-        return _suit(turn_up // 8)
-    if NAME_BASE <= action < NAME_BASE + 4:
-        return _suit(action - NAME_BASE)
-    return cards_pb2.SUIT_UNSPECIFIED
+    trump = bid_trump(action, turn_up)
+    return _suit(trump) if trump >= 0 else cards_pb2.SUIT_UNSPECIFIED
 
 
 def _rank(rank_index: int) -> cards_pb2.Rank.ValueType:
@@ -134,7 +142,7 @@ _HAND_NUMBER = FieldMemo(tag(_Obs, "hand_number"))
 _DEALER_FIELD = (b"", uint_field(tag(_Obs, "dealer"), 1))
 _PHASE_FIELD = {phase: uint_field(tag(_Obs, "phase"), value) for phase, value in _PHASES.items()}
 _TURN_UP_FIELD = message_fields(tag(_Obs, "turn_up"), _CARDS)
-_TRUMP_FIELD = {-1: b"", **{s: uint_field(tag(_Obs, "trump"), _suit(s)) for s in range(4)}}
+_TRUMP_FIELD = {-1: b"", **{s: uint_field(tag(_Obs, "trump"), _suit(s)) for s in range(SUITS)}}
 _MAKER_FIELD = (
     optional_uint_field(tag(_Obs, "maker"), 0),
     optional_uint_field(tag(_Obs, "maker"), 1),
@@ -146,16 +154,18 @@ _BID_FIELDS = tuple(
                 length_delimited(
                     tag(_Obs, "bids"),
                     klaberjass_pb2.KlaberjassBid(
-                        seat=seat, round=round_, trump=_bid_trump(action, 8 * turn_up_suit)
+                        seat=seat,
+                        round=round_,
+                        trump=_bid_trump(action, suit_card(turn_up_suit, 0)),
                     ).SerializeToString(),
                 )
-                for action in range(PASS, NAME_BASE + 4)
+                for action in range(PASS, NAME_BASE + SUITS)
             )
             for round_ in (1, 2)
         )
         for seat in (0, 1)
     )
-    for turn_up_suit in range(4)
+    for turn_up_suit in range(SUITS)
 )
 """``[turn-up's suit][seat][round - 1][action - PASS]``: one ``bids`` entry."""
 _BOTTOM_CARD_FIELD = message_fields(tag(_Obs, "bottom_card"), _CARDS)
@@ -163,7 +173,8 @@ _DIX_EXCHANGED_BY_FIELD = {
     -1: b"",
     **{seat: optional_uint_field(tag(_Obs, "dix_exchanged_by"), seat) for seat in (0, 1)},
 }
-_HAND_SUITS = suit_tables(message_fields(tag(_Obs, "hand"), _CARDS), 8)
+_HAND_SUITS = suit_tables(message_fields(tag(_Obs, "hand"), _CARDS), CARDS_PER_SUIT)
+_DIAMONDS_SHIFT, _HEARTS_SHIFT, _SPADES_SHIFT = (suit_card(suit, 0) for suit in (1, 2, 3))
 _HAND_CLUBS, _HAND_DIAMONDS, _HAND_HEARTS, _HAND_SPADES = _HAND_SUITS
 _SEAT_HEAD = tuple(tag(_Obs, "seats") + varint(size) for size in range(256))
 """``[len(entry)]``: the tag and length before a seat entry (at most about 130 bytes: nine cards
@@ -179,8 +190,7 @@ _SEAT_SCORE = FieldMemo(tag(_Seat, "score"), int_field)
 _SEAT_HAND_SIZE = tuple(uint_field(tag(_Seat, "hand_size"), size) for size in range(DECK_SIZE))
 _SEAT_TRICKS_WON = tuple(uint_field(tag(_Seat, "tricks_won"), won) for won in range(TRICKS + 1))
 _SEAT_CARD_POINTS = tuple(
-    uint_field(tag(_Seat, "card_points"), points)
-    for points in range(max(sum(card_points(c, t) for c in range(DECK_SIZE)) for t in range(4)) + 1)
+    uint_field(tag(_Seat, "card_points"), points) for points in range(CARD_POINTS_IN_HAND + 1)
 )
 """``[points]``, for every total of card points a seat can take in a hand."""
 _SEAT_DECLARED_LENGTH = tuple(
@@ -202,11 +212,11 @@ _TRICK_WINNER_TAG = tag(_Trick, "winner")
 
 def _trick_bytes(trick: Trick) -> bytes:
     """A serialized ``KlaberjassTrick`` (without its own tag); no winner while in play."""
-    leader, cards, winner = trick
+    winner = trick.winner
     return b"".join(
         [
-            _TRICK_LEADER_FIELD[leader],
-            *[_TRICK_CARD_FIELD[card] for card in cards],
+            _TRICK_LEADER_FIELD[trick.leader],
+            *[_TRICK_CARD_FIELD[card] for card in trick.cards],
             optional_uint_field(_TRICK_WINNER_TAG, winner) if winner >= 0 else b"",
         ]
     )
@@ -215,12 +225,12 @@ def _trick_bytes(trick: Trick) -> bytes:
 _CURRENT_TRICK_FIELD: Memo[Trick, bytes] = Memo(
     lambda trick: length_delimited(_CURRENT_TRICK_TAG, _trick_bytes(trick))
 )
-"""The whole ``current_trick`` field (a message: always written) by trick: the engine shares
+"""The whole ``current_trick`` field (a message: always written) by trick: the view shares
 one ``Trick`` per leader and card led, 66 in all."""
 _COMPLETED_TRICK_FIELD: Memo[Trick, bytes] = Memo(
     lambda trick: length_delimited(_COMPLETED_TRICKS_TAG, _trick_bytes(trick)), limit=8192
 )
-"""A ``completed_tricks`` entry by trick: the engine shares one ``Trick`` per finished trick
+"""A ``completed_tricks`` entry by trick: the view shares one ``Trick`` per finished trick
 (4,000 at most)."""
 
 
@@ -252,50 +262,49 @@ _BIDS_FIELDS = tuple(_bids_fields(entries) for entries in _BID_FIELDS)
 
 def _header(table: TableView) -> bytes:
     """The fields from ``target_score`` to ``dix_exchanged_by``."""
-    (target, number, dealer, phase, turn_up, trump, maker, bids, bottom, dix_by, _, _, _, _) = table
+    trump, bottom = table.trump, table.bottom_card
     return b"".join(
         (
-            _TARGET_SCORE[target],
-            _HAND_NUMBER[number],
-            _DEALER_FIELD[dealer],
-            _PHASE_FIELD[phase],
-            _TURN_UP_FIELD[turn_up],
+            _TARGET_SCORE[table.target_score],
+            _HAND_NUMBER[table.hand_number],
+            _DEALER_FIELD[table.dealer],
+            _PHASE_FIELD[table.phase],
+            _TURN_UP_FIELD[table.turn_up],
             _TRUMP_FIELD[trump],
-            _MAKER_FIELD[maker] if trump >= 0 else b"",
-            _BIDS_FIELDS[turn_up // 8][bids],
+            _MAKER_FIELD[table.maker] if trump >= 0 else b"",
+            _BIDS_FIELDS[suit_of(table.turn_up)][table.bids],
             _BOTTOM_CARD_FIELD[bottom] if bottom >= 0 else b"",
-            _DIX_EXCHANGED_BY_FIELD[dix_by],
+            _DIX_EXCHANGED_BY_FIELD[table.dix_exchanged_by],
         )
     )
 
 
 def _seat_parts(view: SeatView) -> tuple[SeatView, bytes, bytes]:
     """``view`` with a seat entry's fields before ``hand_size`` and after ``card_points``."""
-    score, length, top, sequence_points, shown, bella, known = view
     tail = (
-        _SEAT_DECLARED_LENGTH[length]
-        + _SEAT_DECLARED_TOP_FIELD[top]
-        + _SEAT_SEQUENCE_POINTS[sequence_points]
+        _SEAT_DECLARED_LENGTH[view.declared_length]
+        + _SEAT_DECLARED_TOP_FIELD[view.declared_top]
+        + _SEAT_SEQUENCE_POINTS[view.sequence_points]
     )
-    if shown:
-        tail += b"".join(map(_SEAT_SHOWN_FIELD.__getitem__, shown))
-    tail += _SEAT_BELLA_FIELD[bella]
-    if known:
-        tail += b"".join(map(_SEAT_KNOWN_FIELD.__getitem__, known))
-    return view, _SEAT_SCORE[score], tail
+    if view.shown_sequences:
+        tail += b"".join(map(_SEAT_SHOWN_FIELD.__getitem__, view.shown_sequences))
+    tail += _SEAT_BELLA_FIELD[view.bella]
+    if view.known_cards:
+        tail += b"".join(map(_SEAT_KNOWN_FIELD.__getitem__, view.known_cards))
+    return view, _SEAT_SCORE[view.score], tail
 
 
 _NO_SEAT_PARTS = _seat_parts(SeatView(0, 0, -1, 0, (), False, ()))
-"""The parts of no engine's seat view (views are compared by identity): what a codec starts
+"""The parts of no view's seat (views are compared by identity): what a codec starts
 from."""
 
 
 class KlaberjassCodec(GameCodec):
     """Codec for ``referee.games.klaberjass``.
 
-    ``observation_bytes`` encodes the engine's shared table once per table (the engine makes a
+    ``observation_bytes`` encodes the view's shared table once per table (the view makes a
     new one only when something public changes but a card led or a trick) in ``_table_parts``,
-    and its tricks won, card points and finished tricks once per trick (the engine shares them
+    and its tricks won, card points and finished tricks once per trick (the view shares them
     until the next trick is over) in ``_trick_parts``. Per decision it adds the hand (a table
     per suit's cards), the two seat entries from those parts and the hand sizes, and the
     current trick (one per trick object).
@@ -316,7 +325,12 @@ class KlaberjassCodec(GameCodec):
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: KlaberjassObservation = observation
-        _, table, hand, (size0, size1), won, points, current, completed = obs
+        table, won, points, completed = (
+            obs.table,
+            obs.tricks_won,
+            obs.card_points,
+            obs.completed_tricks,
+        )
         parts = self._parts
         if (
             parts[0] is not table
@@ -326,20 +340,22 @@ class KlaberjassCodec(GameCodec):
         ):
             parts = self._parts = self._shared_parts(table, won, points, completed)
         _, _, _, _, header, heads0, after0, heads1, after1, finished = parts
+        hand = obs.hand
+        size0, size1 = obs.hand_sizes
         payload = b"".join(
             (
                 header,
-                _HAND_CLUBS[hand & 0xFF],
-                _HAND_DIAMONDS[hand >> 8 & 0xFF],
-                _HAND_HEARTS[hand >> 16 & 0xFF],
-                _HAND_SPADES[hand >> 24],
+                _HAND_CLUBS[hand & SUIT_BITS],
+                _HAND_DIAMONDS[hand >> _DIAMONDS_SHIFT & SUIT_BITS],
+                _HAND_HEARTS[hand >> _HEARTS_SHIFT & SUIT_BITS],
+                _HAND_SPADES[hand >> _SPADES_SHIFT],
                 heads0[size0 > 0],  # a seat entry's tag, length and score
                 _SEAT_HAND_SIZE[size0],
                 after0,
                 heads1[size1 > 0],
                 _SEAT_HAND_SIZE[size1],
                 after1,  # and sequence_winner
-                _CURRENT_TRICK_FIELD[current],
+                _CURRENT_TRICK_FIELD[obs.current_trick],
                 finished,
             )
         )
@@ -472,7 +488,7 @@ class KlaberjassCodec(GameCodec):
             )
         elif action in _CALLS:
             move = klaberjass_pb2.KlaberjassAction(call=_CALLS[action])
-        elif NAME_BASE <= action < NAME_BASE + 4:
+        elif NAME_BASE <= action < NAME_BASE + SUITS:
             move = klaberjass_pb2.KlaberjassAction(name_trump=_suit(action - NAME_BASE))
         else:
             run = Run.from_action(action)

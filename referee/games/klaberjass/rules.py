@@ -50,10 +50,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import starmap
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Any
 
 from referee.games.api import (
     GameType,
@@ -61,51 +60,74 @@ from referee.games.api import (
     OptionSpec,
     OptionValue,
     Outcome,
-    PublicTable,
     State,
     ranks_from_keys,
 )
-from referee.games.cards import RANK_LETTERS, SUIT_LETTERS, Rank, Suit
+from referee.games.cards import RANK_LETTERS, SUIT_LETTERS, Suit
 from referee.games.cards import parse_card as parse_standard_card
-
-DECK_SIZE = 32
-TRICKS = 9
-
-BELLA_BASE = 32
-PASS = 64
-ACCEPT = 65
-NAME_BASE = 66
-EXCHANGE = 70
-KEEP = 71
-NO_SEQUENCE = 72
-DECLARE_BASE = 128
-
-# Phases of a hand.
-BIDDING_TURN_UP = 1
-BIDDING_OTHER_SUIT = 2
-DIX = 3
-DECLARING = 4
-PLAYING = 5
-GAME_OVER = 6
+from referee.games.klaberjass.view import (
+    ACCEPT,
+    BELLA_BASE,
+    BIDDING_OTHER_SUIT,
+    BIDDING_TURN_UP,
+    CARDS_PER_SUIT,
+    DECK_SIZE,
+    DECLARE_BASE,
+    DECLARE_END,
+    DECLARING,
+    DIX,
+    EXCHANGE,
+    GAME_OVER,
+    HIGH_CARDS,
+    HIGH_SHIFT,
+    KEEP,
+    LOW_CARDS,
+    LOW_MASK,
+    MID_CARDS,
+    MID_MASK,
+    MID_SHIFT,
+    NAME_BASE,
+    NO_SEATS,
+    NO_SEQUENCE,
+    NO_TABLES,
+    NO_TRICKS,
+    PASS,
+    PLAYING,
+    R7,
+    R8,
+    R9,
+    RA,
+    RANKS,
+    RJ,
+    RK,
+    RQ,
+    RT,
+    SUIT_BITS,
+    SUITS,
+    TRICKS,
+    FinishedCache,
+    FinishedTrick,
+    HandResult,
+    Run,
+    SeatCache,
+    TableCache,
+    TrickCache,
+    bid_trump,
+    card_bit,
+    card_id,
+    card_rank,
+    card_suit,
+    cards_in,
+    cards_of,
+    observe,
+    public_table,
+    rank_index,
+    suit_card,
+    suit_of,
+)
 
 LAST_TRICK_BONUS = 10
 BELLA_POINTS = 20
-SEQUENCE_OF_THREE = 20
-SEQUENCE_OF_FOUR_OR_MORE = 50
-
-RANKS = (
-    Rank.SEVEN,
-    Rank.EIGHT,
-    Rank.NINE,
-    Rank.TEN,
-    Rank.JACK,
-    Rank.QUEEN,
-    Rank.KING,
-    Rank.ACE,
-)
-"""Rank of each rank index 0..7 (sequence order, low to high)."""
-R7, R8, R9, RT, RJ, RQ, RK, RA = range(8)
-
 TRUMP_ORDER = (R7, R8, RQ, RK, RT, RA, R9, RJ)
 """Trump ranks from lowest to highest: 7 8 Q K T A 9 J."""
 PLAIN_ORDER = (R7, R8, R9, RJ, RQ, RK, RT, RA)
@@ -158,21 +180,6 @@ KLABERJASS = GameType(
 # -- card tables -------------------------------------------------------------------------------
 
 
-def card_id(suit: Suit, rank: Rank) -> int:
-    """The id of a card."""
-    return 8 * (suit - 1) + RANKS.index(rank)
-
-
-def card_suit(card: int) -> Suit:
-    """The ``Suit`` of a card id."""
-    return Suit(card // 8 + 1)
-
-
-def card_rank(card: int) -> Rank:
-    """The ``Rank`` of a card id."""
-    return RANKS[card % 8]
-
-
 def card_name(card: int) -> str:
     """``"JH"`` for the jack of hearts."""
     return RANK_LETTERS[card_rank(card)] + SUIT_LETTERS[card_suit(card)]
@@ -186,7 +193,12 @@ def parse_card(text: str) -> int:
     return card_id(suit, rank)
 
 
-SUIT_MASK = tuple(0xFF << (8 * s) for s in range(4))
+_SUIT_SHIFT = tuple(suit_card(suit, R7) for suit in range(SUITS))
+"""``[suit]``: the bit of the suit's 7, where ``suit_byte`` shifts from."""
+SUIT_MASK = tuple(SUIT_BITS << shift for shift in _SUIT_SHIFT)
+"""``SUIT_MASK[s]``: every card of suit ``s`` as a mask."""
+SUIT_BYTES = 1 << CARDS_PER_SUIT
+"""How many sets of one suit's cards there are (the size of the per-suit tables)."""
 _ALL_CARDS = frozenset(range(DECK_SIZE))
 _DECK_ORDER = tuple(range(DECK_SIZE))
 _NO_ARGS = ((),) * DECK_SIZE
@@ -205,65 +217,110 @@ _HAND_START: dict[str, object] = {
 }
 """The per-hand attributes that start every deal with these (immutable) values."""
 
+# Where the cards of a hand's deck (top first) go.
+_FIRST_DEAL_TO_ELDER = itemgetter(0, 1, 2, 6, 7, 8)
+_FIRST_DEAL_TO_DEALER = itemgetter(3, 4, 5, 9, 10, 11)
+"""3 cards to the non-dealer, 3 to the dealer, 3 and 3 again."""
+TURN_UP_AT = 12
+COMPLETION_AT = 13
+"""Where the completion deal starts: 3 more cards each, non-dealer first."""
+_COMPLETION_TO_ELDER = itemgetter(13, 14, 15)
+_COMPLETION_TO_DEALER = itemgetter(16, 17, 18)
+STOCK_AT = 19
+"""Where the stock starts once the deal is complete; its last card is the bottom card."""
+_CARD_BITS = tuple(card_bit(card) for card in range(DECK_SIZE))
+
+
+def _dealt(cards: Sequence[int], packet: itemgetter[Any]) -> int:
+    """The cards of a packet of the deck (``packet`` picks their places) as a mask."""
+    return sum(map(_CARD_BITS.__getitem__, packet(cards)))
+
+
+def suit_byte(hand: int, suit: int) -> int:
+    """The cards of ``suit`` in ``hand`` as a byte, bit ``r`` for rank index ``r``."""
+    return hand >> _SUIT_SHIFT[suit] & SUIT_BITS
+
 
 def _strength(card: int, trump: int) -> int:
-    r = card % 8
-    return TRUMP_ORDER.index(r) if card // 8 == trump else PLAIN_ORDER.index(r)
+    r = rank_index(card)
+    return TRUMP_ORDER.index(r) if suit_of(card) == trump else PLAIN_ORDER.index(r)
 
 
 def card_points(card: int, trump: int) -> int:
     """Points of a card when ``trump`` (``Suit - 1``) is trumps."""
-    r = card % 8
-    return TRUMP_POINTS.get(r, 0) if card // 8 == trump else PLAIN_POINTS.get(r, 0)
+    r = rank_index(card)
+    return TRUMP_POINTS.get(r, 0) if suit_of(card) == trump else PLAIN_POINTS.get(r, 0)
 
 
 def _follower_wins(lead: int, follow: int, trump: int) -> bool:
-    if follow // 8 == lead // 8:
+    if suit_of(follow) == suit_of(lead):
         return _strength(follow, trump) > _strength(lead, trump)
-    return follow // 8 == trump
+    return suit_of(follow) == trump
 
 
-# _FOLLOWER_WINS[trump][32 * lead + follow], _TRICK_POINTS[trump][32 * lead + follow]
+def higher_trumps(card: int) -> int:
+    """The cards of ``card``'s suit that beat it when that suit is trumps, as a mask."""
+    suit, strength = suit_of(card), TRUMP_ORDER.index(rank_index(card))
+    beaten_by = [r for r in range(CARDS_PER_SUIT) if TRUMP_ORDER.index(r) > strength]
+    return sum(card_bit(suit_card(suit, r)) for r in beaten_by)
+
+
+def trick_index(lead: int, follow: int) -> int:
+    """Where a trick's two cards are in ``_FOLLOWER_WINS`` and ``_TRICK_POINTS``."""
+    return DECK_SIZE * lead + follow
+
+
+# Tables for the hot path (playouts), built at import from the functions above.
 _FOLLOWER_WINS = tuple(
     tuple(_follower_wins(a, b, t) for a in range(DECK_SIZE) for b in range(DECK_SIZE))
-    for t in range(4)
+    for t in range(SUITS)
 )
+"""``[trump][trick_index(lead, follow)]``: whether the follower's card takes the trick."""
 _TRICK_POINTS = tuple(
     tuple(card_points(a, t) + card_points(b, t) for a in range(DECK_SIZE) for b in range(DECK_SIZE))
-    for t in range(4)
+    for t in range(SUITS)
 )
-# _HIGHER_TRUMP[c]: the cards of c's suit that beat c when that suit is trumps.
-_HIGHER_TRUMP = tuple(
-    sum(
-        1 << (8 * (c // 8) + r) for r in range(8) if TRUMP_ORDER.index(r) > TRUMP_ORDER.index(c % 8)
-    )
-    for c in range(DECK_SIZE)
+"""``[trump][trick_index(lead, follow)]``: the card points of a trick."""
+_HIGHER_TRUMP = tuple(higher_trumps(card) for card in range(DECK_SIZE))
+_SUIT_CARDS = tuple(
+    tuple(cards_in(byte << shift, shift, CARDS_PER_SUIT) for byte in range(SUIT_BYTES))
+    for shift in _SUIT_SHIFT
 )
-_BYTE_CARDS = tuple(
-    tuple(tuple(8 * s + r for r in range(8) if byte >> r & 1) for byte in range(256))
-    for s in range(4)
-)
+"""``[suit][suit_byte(hand, suit)]``: the card ids of one suit's cards in a hand."""
 
 
-# Card ids of a mask in three table lookups: bits 0-10, 11-21 and 22-31.
-_LOW_CARDS = tuple(tuple(r for r in range(11) if m >> r & 1) for m in range(1 << 11))
-_MID_CARDS = tuple(tuple(11 + r for r in range(11) if m >> r & 1) for m in range(1 << 11))
-_HIGH_CARDS = tuple(tuple(22 + r for r in range(10) if m >> r & 1) for m in range(1 << 10))
+def bella_cards(trump: int) -> tuple[int, int]:
+    """The K and Q of trumps, which announce bella when held together."""
+    return suit_card(trump, RK), suit_card(trump, RQ)
 
 
-def cards_of(mask: int) -> tuple[int, ...]:
-    """The card ids in a bitmask, ascending."""
-    return _LOW_CARDS[mask & 0x7FF] + _MID_CARDS[(mask >> 11) & 0x7FF] + _HIGH_CARDS[mask >> 22]
+def bella_holder(hands: Sequence[int], trump: int) -> int:
+    """The seat holding both K and Q of trumps in ``hands``; -1 if neither does."""
+    both = sum(map(card_bit, bella_cards(trump)))
+    for seat in (0, 1):
+        if hands[seat] & both == both:
+            return seat
+    return -1
+
+
+_BELLA_CARDS = tuple(bella_cards(trump) for trump in range(SUITS))
+
+
+def trick_points(lead: int, follow: int, trump: int) -> int:
+    """The card points of a trick (``card_points`` of both cards)."""
+    return _TRICK_POINTS[trump][trick_index(lead, follow)]
 
 
 def trick_winner(lead: int, follow: int, trump: int) -> int:
     """0 if the leader's card takes the trick, 1 if the follower's (KLAB-E2, E4)."""
-    return 1 if _FOLLOWER_WINS[trump][32 * lead + follow] else 0
+    return 1 if _FOLLOWER_WINS[trump][trick_index(lead, follow)] else 0
 
 
 def legal_follow_mask(hand: int, lead: int, trump: int) -> int:
-    """The cards of ``hand`` that may follow ``lead`` ("Rules in brief", KLAB-E4)."""
-    led = lead // 8
+    """The cards of ``hand`` that may follow ``lead`` ("Rules in brief", KLAB-E4): follow suit,
+    and when trump is led beat it if possible; if void, trump; if void in trumps too, any
+    card."""
+    led = lead // CARDS_PER_SUIT  # suit_of(lead), inlined on the hot path
     in_suit = hand & SUIT_MASK[led]
     if led == trump:
         if in_suit:
@@ -274,13 +331,26 @@ def legal_follow_mask(hand: int, lead: int, trump: int) -> int:
     return hand & SUIT_MASK[trump] or hand
 
 
+_TRUMP_FOLLOWS = tuple(
+    tuple(
+        cards_of(legal_follow_mask(held << _SUIT_SHIFT[suit_of(lead)], lead, suit_of(lead)))
+        for held in range(SUIT_BYTES)
+    )
+    for lead in range(DECK_SIZE)
+)
+"""``[lead][suit_byte(hand, led suit)]``: the cards that may follow a trump lead from a hand
+holding ``held`` trumps (``legal_follow_mask``), for ``legal_actions``; a plain lead's are all
+of them (``_SUIT_CARDS``)."""
+
+
 def _runs(byte: int) -> tuple[tuple[int, int], ...]:
+    """The (low rank index, length) of each run of three or more set bits of one suit's byte."""
     runs = []
     r = 0
-    while r < 8:
+    while r < CARDS_PER_SUIT:
         if byte >> r & 1:
             low = r
-            while r < 8 and byte >> r & 1:
+            while r < CARDS_PER_SUIT and byte >> r & 1:
                 r += 1
             if r - low >= 3:
                 runs.append((low, r - low))
@@ -289,62 +359,34 @@ def _runs(byte: int) -> tuple[tuple[int, int], ...]:
     return tuple(runs)
 
 
-_RUNS = tuple(_runs(byte) for byte in range(256))
-
-
-@dataclass(frozen=True, order=True)
-class Run:
-    """A run of at least three cards of one suit: ``low`` rank index and ``length``."""
-
-    suit: int
-    low: int
-    length: int
-
-    @property
-    def top(self) -> int:
-        """Rank index of the highest card."""
-        return self.low + self.length - 1
-
-    @property
-    def points(self) -> int:
-        """20 for three cards, 50 for four or more."""
-        return SEQUENCE_OF_THREE if self.length == 3 else SEQUENCE_OF_FOUR_OR_MORE
-
-    @property
-    def mask(self) -> int:
-        """Its cards as a bitmask."""
-        return ((1 << self.length) - 1) << (8 * self.suit + self.low)
-
-    @property
-    def action(self) -> int:
-        """The action that declares it."""
-        return DECLARE_BASE + 64 * self.suit + 8 * (self.length - 1) + self.low
-
-    @classmethod
-    def from_action(cls, action: int) -> Run:
-        """The sequence a declaring action names (not checked against any hand)."""
-        a = action - DECLARE_BASE
-        return cls(a // 64, a % 8, (a // 8) % 8 + 1)
+_RUNS = tuple(_runs(byte) for byte in range(SUIT_BYTES))
 
 
 def sequences_in(hand: int) -> tuple[Run, ...]:
     """Every maximal run of three or more cards in ``hand``."""
     return tuple(
-        Run(s, low, length) for s in range(4) for low, length in _RUNS[(hand >> (8 * s)) & 0xFF]
+        Run(s, low, length) for s in range(SUITS) for low, length in _RUNS[suit_byte(hand, s)]
     )
 
 
-# _RUN_ACTIONS[s][byte]: the actions declaring each maximal run of suit s whose bits are byte.
 _RUN_ACTIONS = tuple(
-    tuple(tuple(Run(s, low, length).action for low, length in _RUNS[byte]) for byte in range(256))
-    for s in range(4)
+    tuple(
+        tuple(Run(s, low, length).action for low, length in _RUNS[byte])
+        for byte in range(SUIT_BYTES)
+    )
+    for s in range(SUITS)
 )
+"""``[suit][suit_byte(hand, suit)]``: the actions declaring each maximal run of that suit."""
+_, _DIAMONDS_SHIFT, _HEARTS_SHIFT, _SPADES_SHIFT = _SUIT_SHIFT
 
 
 _RUN_OF_ACTION = {
     run.action: run
     for run in (
-        Run(s, low, length) for s in range(4) for low in range(6) for length in range(3, 9 - low)
+        Run(s, low, length)
+        for s in range(SUITS)
+        for low in range(CARDS_PER_SUIT - 2)
+        for length in range(3, CARDS_PER_SUIT + 1 - low)
     )
 }
 """Every possible run by the action declaring it (``Run.from_action`` without building one)."""
@@ -352,11 +394,12 @@ _RUN_OF_ACTION = {
 
 def declaration_actions(hand: int) -> tuple[int, ...]:
     """The actions declaring each maximal run in ``hand`` (empty if it has none)."""
+    clubs, diamonds, hearts, spades = _RUN_ACTIONS  # suit_byte(hand, s), unrolled
     return (
-        _RUN_ACTIONS[0][hand & 0xFF]
-        + _RUN_ACTIONS[1][(hand >> 8) & 0xFF]
-        + _RUN_ACTIONS[2][(hand >> 16) & 0xFF]
-        + _RUN_ACTIONS[3][hand >> 24]
+        clubs[hand & SUIT_BITS]
+        + diamonds[hand >> _DIAMONDS_SHIFT & SUIT_BITS]
+        + hearts[hand >> _HEARTS_SHIFT & SUIT_BITS]
+        + spades[hand >> _SPADES_SHIFT]
     )
 
 
@@ -396,148 +439,13 @@ def game_winner(scores: Sequence[int], target: int) -> int | None:
     return 0 if scores[0] > scores[1] else 1
 
 
-# -- views -------------------------------------------------------------------------------------
-
-
-class SeatView(NamedTuple):
-    """What everyone knows about one seat in the current hand but its hand size, tricks and card
-    points (which change with every card or trick: ``KlaberjassObservation.hand_sizes``,
-    ``tricks_won`` and ``card_points``)."""
-
-    score: int
-    declared_length: int
-    """Length of its declared sequence; 0 if it declared none (or has not declared yet)."""
-    declared_top: int
-    """Rank index 0..7 of its declared sequence's top card; -1 if none."""
-    sequence_points: int
-    shown_sequences: tuple[int, ...]
-    """Cards of its scoring sequence(s): for everyone once trick 1 is over, else only its own."""
-    bella: bool
-    known_cards: tuple[int, ...]
-    """Cards in its hand that both seats know of (taken turn-up, shown sequence)."""
-
-
-class Trick(NamedTuple):
-    """A trick: the leader and the cards in play order; the winner once complete."""
-
-    leader: int
-    cards: tuple[int, ...]
-    winner: int
-
-
-class HandResult(NamedTuple):
-    """How one finished (or void) hand went (a named tuple: made once per hand, cheaply)."""
-
-    dealer: int
-    turn_up: int
-    trump: int
-    """``Suit - 1``, or -1 for a void hand."""
-    maker: int
-    card_points: tuple[int, ...]
-    last_trick: int
-    sequence_points: tuple[int, ...]
-    bella: tuple[bool, ...]
-    totals: tuple[int, ...]
-    points: tuple[int, ...]
-
-
-class TableView(NamedTuple):
-    """Everything public that changes only with a bidding action, the dix, a declaration, a seat
-    view or a new hand: ``observe`` builds it once per change and the observations share it (so
-    a codec can keep its bytes while it is the same object). The two seats see the same table
-    but before the first trick is over, when a scoring sequence is its holder's to see only."""
-
-    target_score: int
-    hand_number: int
-    dealer: int
-    phase: int
-    turn_up: int
-    trump: int
-    maker: int
-    bids: tuple[tuple[int, int], ...]
-    """(seat, action) of every bidding action this hand."""
-    bottom_card: int
-    dix_exchanged_by: int
-    seats: tuple[SeatView, SeatView]
-    sequence_winner: int
-    declarations_done: bool
-    previous_hands: tuple[HandResult, ...]
-
-
-class KlaberjassObservation(NamedTuple):
-    """What one seat sees: its hand and everything public; never the other hand or the stock.
-
-    Per decision only the fields here change; the rest is the shared ``table``, and the fields
-    about finished tricks are shared until the next trick is over.
-    """
-
-    seat: int
-    table: TableView
-    hand: int
-    """The seat's cards as a bitmask of card ids (``cards_of`` lists them)."""
-    hand_sizes: tuple[int, int]
-    tricks_won: tuple[int, int]
-    card_points: tuple[int, int]
-    current_trick: Trick
-    completed_tricks: tuple[Trick, ...]
-
-    @property
-    def dealer(self) -> int:
-        return self.table.dealer
-
-    @property
-    def phase(self) -> int:
-        return self.table.phase
-
-    @property
-    def trump(self) -> int:
-        return self.table.trump
-
-    @property
-    def maker(self) -> int:
-        return self.table.maker
-
-    @property
-    def seats(self) -> tuple[SeatView, SeatView]:
-        return self.table.seats
-
-    @property
-    def sequence_winner(self) -> int:
-        return self.table.sequence_winner
-
-
-_ROUND_TWO_ACTIONS = tuple((PASS, *(NAME_BASE + s for s in range(4) if s != up)) for up in range(4))
+_ROUND_TWO_ACTIONS = tuple(
+    (PASS, *(NAME_BASE + s for s in range(SUITS) if s != up)) for up in range(SUITS)
+)
 """Round 2 of bidding, by the turn-up's suit: pass or name any other suit."""
 
 
 # -- the state ---------------------------------------------------------------------------------
-
-
-_new = tuple.__new__
-"""``_new(Cls, (a, b, ...))`` builds a NamedTuple from its fields in order, without the keyword
-handling of ``Cls(...)``: for the views ``observe`` builds at every decision."""
-
-
-class _TrickViews(dict[tuple[int, int, int, int], Trick]):
-    """A finished trick's ``Trick`` by the engine's (leader, lead, follow, winner), made on
-    first use and shared by every state (4,000 at most)."""
-
-    __slots__ = ()
-
-    def __missing__(self, trick: tuple[int, int, int, int]) -> Trick:
-        leader, lead, follow, winner = trick
-        view = self[trick] = Trick(leader, (lead, follow), winner)
-        return view
-
-
-_TRICK_VIEWS = _TrickViews()
-_WINNER = itemgetter(3)
-
-
-_NEXT_TRICK = (Trick(0, (), -1), Trick(1, (), -1))
-"""The current trick before its lead, by leader: shared by every observation."""
-_LED_TRICK = tuple(Trick(leader, (card,), -1) for leader in (0, 1) for card in range(DECK_SIZE))
-"""The current trick once led, at ``32 * leader + card``: shared by every observation."""
 
 
 class KlaberjassState(State):
@@ -545,24 +453,25 @@ class KlaberjassState(State):
 
     game_type = KLABERJASS
 
-    _table_cache: tuple[TableView, TableView] | None = None
-    """``observe``'s table for each seat (one object but while a scoring sequence is hidden),
-    dropped at every public change but a card played and a trick taken: every action outside
-    play, a seat view dropped (``_seat_changed``), the end of a hand (``_drop_views``)."""
-    _seat_cache: list[SeatView | None] | None = None
-    """The tables' seat views, kept while their seat is unchanged: seat 0 and seat 1 as the
-    other seat sees them, then as each sees itself (the same view but while a scoring sequence
-    is hidden). A seat's two are dropped when it declares, exchanges the dix, scores a sequence
-    (when play starts, and when trick 1 shows it), announces bella or plays a known card; all
-    of them at the end of a hand."""
-    _trick_cache: tuple[tuple[int, int], tuple[int, int], tuple[Trick, ...]] | None = None
-    """``observe``'s tricks won, card points and finished tricks, dropped when a trick is over
-    and at a new deal."""
-    _finished_cache: tuple[list[tuple[int, int, int, int]], tuple[Trick, ...], int] | None = None
-    """One list of finished tricks, their views and seat 1's count of them, which the next
-    ``_trick_cache`` extends by the trick just finished."""
-    _previous_cache: tuple[HandResult, ...] | None = None
-    """The previous hands for the tables of one hand; dropped at the end of the hand."""
+    table_changes = 0
+    """Bumped wherever the observations' shared table changes: every action outside card
+    play, a seat's public facts (``seat_changes``) and a new hand."""
+    seat_changes: list[int]
+    """Per seat, bumped when what is public about it changes: it declares, exchanges the dix,
+    scores a sequence (when play starts, and when trick 1 shows it), announces bella or plays
+    a known card; both at a new hand."""
+    trick_changes = 0
+    """Bumped when a trick is over and at a new hand."""
+    view_table_cache: TableCache = NO_TABLES
+    view_table_changes_cache = -1
+    view_seat_cache: SeatCache = NO_SEATS
+    view_trick_cache: TrickCache = NO_TRICKS
+    view_trick_changes_cache = -1
+    view_finished_cache: FinishedCache | None = None
+    """The view's (``view.observe``); the rules never read them."""
+
+    observe = observe
+    public_table = public_table
 
     # Set at each deal from _HAND_START by one dict update.
     bottom_card: int
@@ -582,16 +491,25 @@ class KlaberjassState(State):
     def __init__(
         self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
     ) -> None:
-        super().__init__(num_seats, options, rng)
+        self._configure(num_seats, options, rng)
+        self.scores = [0, 0]
+        self.previous_hands: tuple[HandResult, ...] = ()
+        """Every finished hand, oldest first (a tuple: replaced, never changed, so the views
+        share it)."""
+        self.hand_number = 0
+        self.dealer = rng.randrange(2)
+        self._deal()
+
+    def _configure(
+        self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
+    ) -> None:
+        """What the options decide, for a new game and for a position (``positions``)."""
+        State.__init__(self, num_seats, options, rng)
         self.dix_with_named_trump = bool(options["dix_with_named_trump"])
         self.all_sequences = options["sequences_scored"] == "all_of_best_holder"
         self.shared_win = options["tie_at_target"] == "shared_win"
         self.target = int(options["target_score"])
-        self.scores = [0, 0]
-        self.previous_hands: list[HandResult] = []
-        self.hand_number = 0
-        self.dealer = rng.randrange(2)
-        self._deal()
+        self.seat_changes = [0, 0]
 
     @classmethod
     def from_deck(
@@ -624,16 +542,15 @@ class KlaberjassState(State):
             if sorted(cards) != list(range(DECK_SIZE)):
                 raise ValueError("a deck holds each of the 32 cards once")
         cards = self.arrange_deal(cards)
-        self._drop_views()
+        self._everything_changes()
         self.deck = cards
         self.hand_number += 1
         elder = 1 - self.dealer
-        b = [1 << c for c in cards[:12]]  # 3 to elder, 3 to dealer, 3, 3
         hands = [0, 0]
-        hands[elder] = b[0] | b[1] | b[2] | b[6] | b[7] | b[8]
-        hands[self.dealer] = b[3] | b[4] | b[5] | b[9] | b[10] | b[11]
+        hands[elder] = _dealt(cards, _FIRST_DEAL_TO_ELDER)
+        hands[self.dealer] = _dealt(cards, _FIRST_DEAL_TO_DEALER)
         self.hands = hands
-        self.turn_up = cards[12]
+        self.turn_up = cards[TURN_UP_AT]
         self.to_act = elder
         self.__dict__.update(_HAND_START)
         self.bids: list[tuple[int, int]] = []
@@ -642,7 +559,7 @@ class KlaberjassState(State):
         self.sequence_cards = [0, 0]
         self.bella = [False, False]
         self.card_points = [0, 0]
-        self.completed: list[tuple[int, int, int, int]] = []  # leader, lead, follow, winner
+        self.completed: list[FinishedTrick] = []
 
     def current_seat(self) -> int:
         return self.to_act
@@ -650,7 +567,7 @@ class KlaberjassState(State):
     def _bid_actions(self) -> tuple[int, ...]:
         if self.phase == BIDDING_TURN_UP:
             return (PASS, ACCEPT)
-        return _ROUND_TWO_ACTIONS[self.turn_up // 8]
+        return _ROUND_TWO_ACTIONS[self.turn_up // CARDS_PER_SUIT]  # suit_of(turn_up), inlined
 
     def _declare_actions(self, seat: int) -> tuple[int, ...]:
         return (NO_SEQUENCE, *declaration_actions(self.hands[seat]))
@@ -661,27 +578,24 @@ class KlaberjassState(State):
         if phase == PLAYING:
             hand = self.hands[seat]
             lead = self.lead
-            if lead >= 0:
-                led = lead >> 3
-                in_suit = hand & SUIT_MASK[led]
-                if in_suit:  # one suit: a single table lookup
-                    if led == self.trump:
-                        in_suit = in_suit & _HIGHER_TRUMP[lead] or in_suit
-                    mask = in_suit
-                    acts = _BYTE_CARDS[led][in_suit >> (8 * led)]
-                else:
-                    mask = legal_follow_mask(hand, lead, self.trump)
-                    acts = cards_of(mask)
-            else:
-                mask = hand
+            if lead < 0:  # cards_of(hand), inlined on the hot path
                 acts = (
-                    _LOW_CARDS[hand & 0x7FF]
-                    + _MID_CARDS[(hand >> 11) & 0x7FF]
-                    + _HIGH_CARDS[hand >> 22]
+                    LOW_CARDS[hand & LOW_MASK]
+                    + MID_CARDS[hand >> MID_SHIFT & MID_MASK]
+                    + HIGH_CARDS[hand >> HIGH_SHIFT]
                 )
+            else:
+                led = lead // CARDS_PER_SUIT
+                held = hand >> _SUIT_SHIFT[led] & SUIT_BITS  # suit_byte(hand, led), inlined
+                if held:  # following suit: a single table lookup
+                    acts = (
+                        _TRUMP_FOLLOWS[lead][held] if led == self.trump else _SUIT_CARDS[led][held]
+                    )
+                else:
+                    acts = cards_of(legal_follow_mask(hand, lead, self.trump))
             if seat == self.bella_seat:
                 second = self._bella_second(hand)
-                if second >= 0 and mask >> second & 1:
+                if second >= 0 and second in acts:
                     return (*acts, BELLA_BASE + second)
             return acts
         if phase in (BIDDING_TURN_UP, BIDDING_OTHER_SUIT):
@@ -695,7 +609,7 @@ class KlaberjassState(State):
     def apply(self, action: int) -> None:
         phase = self.phase
         if phase != PLAYING:
-            self._table_cache = None  # every bidding action, the dix and declarations show there
+            self.table_changes += 1  # every bidding action, the dix and declarations show there
             if phase in (BIDDING_TURN_UP, BIDDING_OTHER_SUIT):
                 self._bid(action)
             elif phase == DIX:
@@ -709,26 +623,25 @@ class KlaberjassState(State):
         seat = self.to_act
         hands = self.hands
         hand = hands[seat]
-        card = action if 0 <= action < 32 else self._bella_play(seat, hand, action)
+        card = action if 0 <= action < DECK_SIZE else self._bella_play(seat, hand, action)
         lead = self.lead
         if lead < 0:
             if not hand >> card & 1:
                 raise self._illegal(action)
-            hands[seat] = hand ^ (1 << card)
-            if action != card or self.known >> card & 1:
-                self._play_public(seat, card, action != card)
-            self.lead = card
-            self.to_act = 1 - seat
-            return
-        trump = self.trump
-        if not legal_follow_mask(hand, lead, trump) >> card & 1:
+        elif not legal_follow_mask(hand, lead, self.trump) >> card & 1:
             raise self._illegal(action)
         hands[seat] = hand ^ (1 << card)
         if action != card or self.known >> card & 1:
             self._play_public(seat, card, action != card)
-        index = 32 * lead + card
+        if lead < 0:
+            self.lead = card
+            self.to_act = 1 - seat
+            return
+        # The trick is over: it goes to its winner, who leads the next.
+        trump = self.trump
+        index = DECK_SIZE * lead + card  # trick_index(lead, card), inlined on the hot path
         winner = seat if _FOLLOWER_WINS[trump][index] else 1 - seat
-        self._trick_cache = None
+        self.trick_changes += 1
         self.card_points[winner] += _TRICK_POINTS[trump][index]
         completed = self.completed
         completed.append((1 - seat, lead, card, winner))
@@ -744,7 +657,7 @@ class KlaberjassState(State):
         self.known &= ~(1 << card)
         if bella:
             self.bella[seat] = True
-        self._seat_changed(seat)
+        self._seat_changes(seat)
 
     def _bella_play(self, seat: int, hand: int, action: int) -> int:
         """The card of a play-and-announce-bella action; raises unless this seat may announce."""
@@ -757,14 +670,14 @@ class KlaberjassState(State):
 
     def _show_sequences(self) -> None:
         if self.sequence_winner >= 0:  # its cards are everyone's to see now
-            self._seat_changed(self.sequence_winner)
+            self._seat_changes(self.sequence_winner)
         self.sequences_shown = True
         for s in (0, 1):
             self.known |= self.sequence_cards[s] & self.hands[s]
 
     def _bella_second(self, hand: int) -> int:
         """The K or Q of trumps if it is the only one of the two left in ``hand``, else -1."""
-        king, queen = 8 * self.trump + RK, 8 * self.trump + RQ
+        king, queen = _BELLA_CARDS[self.trump]
         has_king, has_queen = hand >> king & 1, hand >> queen & 1
         if has_king == has_queen:
             return -1
@@ -788,17 +701,17 @@ class KlaberjassState(State):
                 self._void_hand()
             return
         self.maker = seat
-        self.trump = self.turn_up // 8 if action == ACCEPT else action - NAME_BASE
+        self.trump = bid_trump(action, self.turn_up)
         self._complete_deal()
 
     def _complete_deal(self) -> None:
         cards = self.deck
         elder = 1 - self.dealer
-        self.hands[elder] |= (1 << cards[13]) | (1 << cards[14]) | (1 << cards[15])
-        self.hands[self.dealer] |= (1 << cards[16]) | (1 << cards[17]) | (1 << cards[18])
+        self.hands[elder] |= _dealt(cards, _COMPLETION_TO_ELDER)
+        self.hands[self.dealer] |= _dealt(cards, _COMPLETION_TO_DEALER)
         self.bottom_card = cards[DECK_SIZE - 1]
-        seven = 8 * self.trump + R7
-        if self.trump == self.turn_up // 8 or self.dix_with_named_trump:
+        seven = suit_card(self.trump, R7)
+        if self.trump == suit_of(self.turn_up) or self.dix_with_named_trump:
             for seat in (elder, self.dealer):
                 if self.hands[seat] >> seven & 1:
                     self.phase = DIX
@@ -811,11 +724,11 @@ class KlaberjassState(State):
             raise self._illegal(action)
         if action == EXCHANGE:
             seat = self.to_act
-            seven = 8 * self.trump + R7
-            self.hands[seat] ^= (1 << seven) | (1 << self.turn_up)
-            self.known |= 1 << self.turn_up
+            seven = suit_card(self.trump, R7)
+            self.hands[seat] ^= card_bit(seven) | card_bit(self.turn_up)
+            self.known |= card_bit(self.turn_up)
             self.dix_by = seat
-            self._seat_changed(seat)
+            self._seat_changes(seat)
         self._start_declarations()
 
     def _start_declarations(self) -> None:
@@ -833,7 +746,7 @@ class KlaberjassState(State):
             raise self._illegal(action)
         if action != NO_SEQUENCE:
             self.declared[seat] = _RUN_OF_ACTION[action]
-            self._seat_changed(seat)
+            self._seat_changes(seat)
         if seat != self.dealer and declaration_actions(self.hands[self.dealer]):
             self.to_act = self.dealer
         else:
@@ -841,24 +754,26 @@ class KlaberjassState(State):
 
     def _start_play(self) -> None:
         self.declarations_done = True
-        best = best_sequence(self.declared[0], self.declared[1], self.trump)
-        if best is not None:
-            self.sequence_winner = best
-            declared = self.declared[best]
-            assert declared is not None
-            scoring = [declared]
-            if self.all_sequences:
-                scoring += [s for s in sequences_in(self.hands[best]) if s != declared]
-            self.sequence_points[best] = sum(s.points for s in scoring)
-            self.sequence_cards[best] = sum(s.mask for s in scoring)
-            self._seat_changed(best)
-        king, queen = 8 * self.trump + RK, 8 * self.trump + RQ
-        for seat in (0, 1):
-            hand = self.hands[seat]
-            if hand >> king & 1 and hand >> queen & 1:
-                self.bella_seat = seat
+        self._score_sequences()
+        if self.sequence_winner >= 0:
+            self._seat_changes(self.sequence_winner)
+        self.bella_seat = bella_holder(self.hands, self.trump)
         self.phase = PLAYING
         self.to_act = 1 - self.dealer
+
+    def _score_sequences(self) -> None:
+        """The best declaration's holder, points and cards, as play starts."""
+        best = best_sequence(self.declared[0], self.declared[1], self.trump)
+        if best is None:
+            return
+        self.sequence_winner = best
+        declared = self.declared[best]
+        assert declared is not None
+        scoring = [declared]
+        if self.all_sequences:
+            scoring += [s for s in sequences_in(self.hands[best]) if s != declared]
+        self.sequence_points[best] = sum(s.points for s in scoring)
+        self.sequence_cards[best] = sum(s.mask for s in scoring)
 
     # -- play ----------------------------------------------------------------------------------
 
@@ -877,10 +792,9 @@ class KlaberjassState(State):
         self._finish_hand(-1, (0, 0), (0, 0))
 
     def _finish_hand(self, last: int, totals: tuple[int, ...], points: tuple[int, int]) -> None:
-        self._drop_views()
         self.scores[0] += points[0]
         self.scores[1] += points[1]
-        self.previous_hands.append(
+        self.previous_hands += (
             HandResult(
                 self.dealer,
                 self.turn_up,
@@ -892,148 +806,36 @@ class KlaberjassState(State):
                 tuple(self.bella),
                 totals,
                 points,
-            )
+            ),
         )
         winner = game_winner(self.scores, self.target)
         if winner is not None and (winner >= 0 or self.shared_win):
             self.phase = GAME_OVER
             self.to_act = -1
+            self._everything_changes()  # else the next deal's does
             return
         self.dealer = 1 - self.dealer
         self._deal()
 
-    # -- results and views ---------------------------------------------------------------------
+    def _seat_changes(self, seat: int) -> None:
+        """Something public about ``seat`` changes (and so the table)."""
+        self.seat_changes[seat] += 1
+        self.table_changes += 1
+
+    def _everything_changes(self) -> None:
+        """A new hand, or scores, are coming: every part of the observations changes."""
+        self.seat_changes[0] += 1
+        self.seat_changes[1] += 1
+        self.table_changes += 1
+        self.trick_changes += 1
+
+    # -- results -------------------------------------------------------------------------------
 
     def outcome(self) -> Outcome:
         return Outcome(tuple(self.scores), ranks_from_keys(self.scores))
 
     def scores_so_far(self) -> tuple[int, ...]:
         return tuple(self.scores)
-
-    def public_table(self) -> PublicTable:
-        """The turn-up of this hand, which every seat sees (after a dix exchange it is in the
-        exchanger's hand, known to both)."""
-        return PublicTable(turn_up=self.turn_up)
-
-    def observe(self, seat: int) -> KlaberjassObservation:
-        tables = self._table_cache or self._tables()
-        tricks = self._trick_cache or self._tricks()
-        hands = self.hands
-        lead = self.lead
-        if lead >= 0:
-            current = _LED_TRICK[32 * (1 - self.to_act) + lead]
-        else:  # the next leader: the seat to play, or the non-dealer before play starts
-            current = _NEXT_TRICK[self.to_act if self.phase == PLAYING else 1 - self.dealer]
-        return _new(
-            KlaberjassObservation,
-            (
-                seat,  # seat
-                tables[seat],  # table
-                hands[seat],  # hand
-                (hands[0].bit_count(), hands[1].bit_count()),  # hand_sizes
-                tricks[0],  # tricks_won
-                tricks[1],  # card_points
-                current,  # current_trick
-                tricks[2],  # completed_tricks
-            ),
-        )
-
-    def _tricks(self) -> tuple[tuple[int, int], tuple[int, int], tuple[Trick, ...]]:
-        """The tricks won, card points and finished tricks now, kept in ``_trick_cache``."""
-        completed = self.completed
-        last = self._finished_cache
-        if last is not None and last[0] is completed and len(last[1]) == len(completed) - 1:
-            trick = completed[-1]
-            views = last[1] + (_TRICK_VIEWS[trick],)
-            taken = last[2] + trick[3]
-        else:
-            views = tuple(map(_TRICK_VIEWS.__getitem__, completed))
-            taken = sum(map(_WINNER, completed))
-        self._finished_cache = (completed, views, taken)
-        points = self.card_points
-        tricks = self._trick_cache = ((len(views) - taken, taken), (points[0], points[1]), views)
-        return tricks
-
-    def _tables(self) -> tuple[TableView, TableView]:
-        """The table as each seat sees it now, kept in ``_table_cache``."""
-        views = self._seat_cache or self._new_seat_cache()
-        public0 = views[0] or self._seat_view(0, 1)  # as seat 1 sees seat 0
-        public1 = views[1] or self._seat_view(1, 0)
-        own0 = views[2] or self._seat_view(0, 0)  # as seat 0 sees itself
-        own1 = views[3] or self._seat_view(1, 1)
-        previous = self._previous_cache
-        if previous is None:
-            previous = self._previous_cache = tuple(self.previous_hands)
-        table = _new(
-            TableView,
-            (
-                self.target,  # target_score
-                self.hand_number,  # hand_number
-                self.dealer,  # dealer
-                self.phase,  # phase
-                self.turn_up,  # turn_up
-                self.trump,  # trump
-                self.maker,  # maker
-                tuple(self.bids),  # bids
-                self.bottom_card,  # bottom_card
-                self.dix_by,  # dix_exchanged_by
-                (own0, public1),  # seats (as seat 0 sees them)
-                self.sequence_winner,  # sequence_winner
-                self.declarations_done,  # declarations_done
-                previous,  # previous_hands
-            ),
-        )
-        if own0 is public0 and own1 is public1:
-            tables = self._table_cache = (table, table)
-        else:
-            tables = self._table_cache = (table, table._replace(seats=(public0, own1)))
-        return tables
-
-    def _new_seat_cache(self) -> list[SeatView | None]:
-        views: list[SeatView | None] = [None, None, None, None]
-        self._seat_cache = views
-        return views
-
-    def _seat_view(self, s: int, observer: int) -> SeatView:
-        """Seat ``s``'s view as ``observer`` sees it, kept in ``_seat_cache``."""
-        declared = self.declared[s]
-        sequence = self.sequence_cards[s]
-        hidden = sequence and not self.sequences_shown  # its own view shows it, the other's not
-        known = self.known & self.hands[s]
-        view = _new(
-            SeatView,
-            (
-                self.scores[s],  # score
-                declared.length if declared else 0,  # declared_length
-                declared.low + declared.length - 1 if declared else -1,  # declared_top
-                self.sequence_points[s],  # sequence_points
-                cards_of(sequence) if sequence and (s == observer or not hidden) else (),  # shown
-                self.bella[s],  # bella
-                cards_of(known) if known else (),  # known_cards
-            ),
-        )
-        views = self._seat_cache
-        assert views is not None
-        if not hidden:  # both seats see the same
-            views[s] = views[s + 2] = view
-        else:
-            views[s + 2 if s == observer else s] = view
-        return view
-
-    def _seat_changed(self, seat: int) -> None:
-        """Drop ``observe``'s views of ``seat`` and the tables: something public about it
-        changes."""
-        self._table_cache = None
-        views = self._seat_cache
-        if views is not None:
-            views[seat] = views[seat + 2] = None
-
-    def _drop_views(self) -> None:
-        """Forget everything ``observe`` keeps: a new hand, or scores, are coming."""
-        self._table_cache = None
-        self._seat_cache = None
-        self._trick_cache = None
-        self._previous_cache = None
 
     def describe_action(self, action: int) -> str:
         if 0 <= action < DECK_SIZE:
@@ -1044,7 +846,7 @@ class KlaberjassState(State):
             return "pass"
         if action == ACCEPT:
             return "accept the turn-up's suit"
-        if NAME_BASE <= action < NAME_BASE + 4:
+        if NAME_BASE <= action < NAME_BASE + SUITS:
             return f"name {Suit(action - NAME_BASE + 1).name.lower()}"
         if action == EXCHANGE:
             return "exchange the 7 of trumps for the turn-up"
@@ -1052,15 +854,14 @@ class KlaberjassState(State):
             return "keep the 7 of trumps"
         if action == NO_SEQUENCE:
             return "declare no sequence"
-        if DECLARE_BASE <= action < DECLARE_BASE + 256:
-            seq = Run.from_action(action)
-            if seq.low + seq.length <= 8 and seq.length >= 3:
-                cards = [card_name(8 * seq.suit + r) for r in range(seq.top, seq.low - 1, -1)]
-                return "declare " + "-".join(cards)
+        if action in _RUN_OF_ACTION:
+            seq = _RUN_OF_ACTION[action]
+            cards = [card_name(suit_card(seq.suit, r)) for r in range(seq.top, seq.low - 1, -1)]
+            return "declare " + "-".join(cards)
         return f"action {action}"
 
     def describe_public_action(self, action: int) -> str:
-        if DECLARE_BASE <= action < DECLARE_BASE + 256:  # length and top rank, not the cards
+        if DECLARE_BASE <= action < DECLARE_END:  # length and top rank, not the cards
             seq = Run.from_action(action)
             top = RANK_LETTERS[RANKS[seq.top]]
             return f"declare a sequence of {seq.length} to the {top}"
@@ -1076,8 +877,8 @@ class KlaberjassState(State):
 
     def concealed_cards(self) -> frozenset[int]:
         if self.bottom_card < 0:  # before the completion deal: everything below the turn-up
-            return frozenset(self.deck[13:])
-        return frozenset(self.deck[19 : DECK_SIZE - 1])
+            return frozenset(self.deck[COMPLETION_AT:])
+        return frozenset(self.deck[STOCK_AT : DECK_SIZE - 1])
 
     def public_cards(self) -> frozenset[int]:
         hidden = self.concealed_cards() | self.private_cards(0) | self.private_cards(1)
