@@ -1146,6 +1146,8 @@ class Store:
         Not waited onto disk (``durable=False``): a claim lost in a database crash only lets
         the match be played again, and its result still counts once (by match id).
         """
+        if self.db.dialect == "postgres":
+            return self._claim_on_server(worker, lease_s, ladder_only)
         with self.db.transaction(durable=False) as tx:
             match_id = self._claimable(tx, ladder_only)
             if match_id is None:
@@ -1167,20 +1169,41 @@ class Store:
         endpoints = tuple(found.get(bot_id, "") for bot_id in seats)
         return Claim(row[0], row[1], row[2], int(row[3]), seats, endpoints)
 
+    def _claim_on_server(self, worker: str, lease_s: float, ladder_only: bool) -> Claim | None:
+        """``claim`` on PostgreSQL: the search, its locks, the recount and the update in one
+        statement (``arena_claim``, schema 17, the same rules as ``_claimable``), in a
+        transaction of its own not waited onto disk."""
+        now = now_us()
+        rows = self.db.call(
+            "SELECT match_id, ladder_id, kind, seed, seats, endpoints "
+            "FROM arena_claim(?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                worker,
+                now,
+                now + int(lease_s * 1e6),
+                ladder_only,
+                HOUSE_RANDOM,
+                DEFAULT_MAX_MATCHES_PER_BOT,
+                MAX_MATCHES_PER_BOT_LIMIT,
+                UNANNOUNCED_MAX_MATCHES,
+            ),
+        )
+        if not rows:
+            return None
+        match_id, ladder_id, kind, seed, seats, endpoints = rows[0]
+        return Claim(
+            match_id, ladder_id, kind, int(seed), tuple(seats.split(",")), tuple(endpoints)
+        )
+
     def _claimable(self, tx: Tx, ladder_only: bool = False) -> str | None:
         """The oldest waiting match (``ladder_only``: ladder match) whose bots may all start
-        one more (``match_limit``).
+        one more (``match_limit``), on SQLite (PostgreSQL: ``_claim_on_server``).
 
         A bot's matches at once are counted from the queue (its matches being played, in any
         ladder), so whatever puts a match back (release, an expired lease's recovery) frees its
-        slots with no count to keep right. On PostgreSQL the match found is locked (SKIP
-        LOCKED: a match another claim holds is passed over) and then its bots' rows, in bot
-        order, and their matches are counted again: two claims that share a bot take turns
-        there, and the second sees the first's match playing. A match that no longer fits is
-        let go (its locks rolled back to a savepoint) and the next one tried. SQLite: the
-        transaction already holds the only write lock.
+        slots with no count to keep right. The transaction holds SQLite's only write lock, so
+        nothing changes between the count and the claim.
         """
-        postgres = tx.dialect == "postgres"
         kind = "AND m.kind = 'ladder' " if ladder_only else ""
         playing = self._playing(tx)
         announced = self._announced(tx, sorted(playing.by_bot))
@@ -1196,26 +1219,8 @@ class Store:
             for match_id, seats, cap, ladder_id, concurrency in page:
                 bots = sorted(set(seats.split(",")) - {HOUSE_RANDOM})
                 ladder = (ladder_id, concurrency) if ladder_id is not None else None
-                if not _fits(bots, cap, ladder, playing, announced):
-                    continue
-                if not postgres:
+                if _fits(bots, cap, ladder, playing, announced):
                     return str(match_id)
-                tx.execute("SAVEPOINT claim_candidate")
-                if tx.one(
-                    "SELECT 1 FROM matches WHERE match_id = ? AND status = 'waiting' "
-                    "FOR UPDATE SKIP LOCKED",
-                    (match_id,),
-                ):
-                    if ladder is not None and concurrency:
-                        tx.execute(
-                            "SELECT 1 FROM ladders WHERE ladder_id = ? FOR UPDATE", (ladder_id,)
-                        )
-                    announced.update(self._announced(tx, bots, lock=True))
-                    playing = self._playing(tx)
-                    if _fits(bots, cap, ladder, playing, announced):
-                        tx.execute("RELEASE SAVEPOINT claim_candidate")
-                        return str(match_id)
-                tx.execute("ROLLBACK TO SAVEPOINT claim_candidate")
             if len(page) < CLAIM_PAGE:
                 return None
             offset += CLAIM_PAGE
@@ -1230,14 +1235,12 @@ class Store:
         )
 
     @staticmethod
-    def _announced(tx: Tx, bots: Sequence[str], lock: bool = False) -> dict[str, int | None]:
-        """What each of ``bots`` announced (``bots.max_matches``); ``lock``: their rows locked
-        in bot order (PostgreSQL)."""
+    def _announced(tx: Tx, bots: Sequence[str]) -> dict[str, int | None]:
+        """What each of ``bots`` announced (``bots.max_matches``)."""
         if not bots:
             return {}
         marks = ", ".join("?" for _ in bots)
-        suffix = " ORDER BY bot_id FOR UPDATE" if lock and tx.dialect == "postgres" else ""
-        sql = f"SELECT bot_id, max_matches FROM bots WHERE bot_id IN ({marks}){suffix}"
+        sql = f"SELECT bot_id, max_matches FROM bots WHERE bot_id IN ({marks})"
         return {bot: limit for bot, limit in tx.all(sql, bots)}
 
     @retry_transient
