@@ -2,7 +2,8 @@
 
 A finished match writes its status, its record, a row per seat and its bots' entries. On SQLite
 (in-process) these are plain statements; on PostgreSQL one call of ``arena_finish`` (schema 17)
-writes them all, so the client and the server pay for one statement, not ten. Before it, on
+writes them all, so the client and the server pay for one statement, not ten (its rows as
+JSON: one parameter for psycopg to turn into bytes instead of nineteen arrays). Before it, on
 PostgreSQL, the set's rows, its bots' entries, the other rotations' ranks and the ladder's
 config are sent together (``send_set_reads``): one round trip, and the set's rows are locked
 before its entries, in bot order, as everywhere else.
@@ -10,6 +11,7 @@ before its entries, in bot order, as everywhere else.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,6 +38,19 @@ class EntryChange:
     played: int
     moves: int
     faults: int
+
+    def row(self) -> tuple[str, float | None, float | None, int, int, int, int, int]:
+        """Its fields in order (``arena_finish``'s JSON row)."""
+        return (
+            self.bot_id,
+            self.mu,
+            self.sigma,
+            self.matches,
+            self.first_places,
+            self.played,
+            self.moves,
+            self.faults,
+        )
 
 
 SeatRow = tuple[
@@ -78,13 +93,8 @@ def send_set_reads(tx: Tx, match_id: str) -> SetReads:
     )
 
 
-FINISH_CALL = (
-    "SELECT arena_finish(?, ?, ?, ?, ?::integer[], ?::text[], ?::integer[], ?::bigint[], "
-    "?::integer[], ?::integer[], ?::bigint[], ?::bigint[], ?::bigint[], "
-    "?::double precision[], ?::double precision[], ?, ?, ?::text[], ?::double precision[], "
-    "?::double precision[], ?::integer[], ?::integer[], ?::integer[], ?::bigint[], ?::bigint[])"
-)
-"""The call of ``arena_finish`` (schema 17) with each array typed."""
+FINISH_CALL = "SELECT arena_finish(?, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb)"
+"""The call of ``arena_finish`` (schema 17): the seat rows and entry changes as JSON."""
 
 
 def write_finished(
@@ -101,8 +111,7 @@ def write_finished(
     """Mark the match finished (``claimed_by`` stays: it tells which worker played it), store
     its record and seat rows, and add ``entries`` to the ladder's entries."""
     if tx.dialect == "postgres":
-        columns = [list(column) for column in zip(*seat_rows, strict=True)] or [[]] * 11
-        changes = [[getattr(e, f) for e in entries] for f in EntryChange.__dataclass_fields__]
+        seats_json, entries_json = json.dumps(seat_rows), json.dumps([e.row() for e in entries])
         tx.execute(
             FINISH_CALL,
             (
@@ -110,10 +119,10 @@ def write_finished(
                 result_status,
                 finished_us,
                 record,
-                *columns,
+                seats_json,
                 ladder_id,
                 changed_us,
-                *changes,
+                entries_json,
             ),
         )
         return
