@@ -42,6 +42,7 @@ from arena.ratings import (
 from arena.store.coordination import holds_lease
 from arena.store.db import Database, Pending, Tx
 from arena.store.results import (
+    RATED_STATUSES,
     SET_ROWS_SQL,
     EntryChange,
     SeatRow,
@@ -56,8 +57,6 @@ from referee.codec.summaries import fault_name, summaries_of
 
 HOUSE_RANDOM = "house:random"
 """Seat value for the arena's own random bot (validation matches)."""
-
-RATED_STATUSES = (record_pb2.MATCH_STATUS_COMPLETED, record_pb2.MATCH_STATUS_FORFEITED)
 
 
 class BotState(enum.StrEnum):

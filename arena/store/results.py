@@ -16,6 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.store.db import Pending, Tx
+from cardarena.game.v1 import record_pb2
+
+RATED_STATUSES = (record_pb2.MATCH_STATUS_COMPLETED, record_pb2.MATCH_STATUS_FORFEITED)
+"""The statuses of a match that rate it."""
 
 SET_ROWS_SQL = (
     "SELECT match_id, status, ladder_id, kind, seats, result_status, claimed_by "
@@ -86,7 +90,8 @@ def send_set_reads(tx: Tx, match_id: str) -> SetReads:
         tx.send(
             "SELECT s.match_id, s.bot_id, s.rank, s.score FROM match_seats s WHERE s.match_id "
             f"IN (SELECT match_id FROM matches WHERE set_id = {of_set} AND match_id <> ? "
-            "AND result_status IN (1, 2)) ORDER BY s.match_id, s.seat",
+            f"AND result_status IN ({', '.join(str(int(s)) for s in RATED_STATUSES)})) "
+            "ORDER BY s.match_id, s.seat",
             (match_id, match_id),
         ),
         tx.send(f"SELECT config FROM ladders WHERE ladder_id = {of_ladder}", (match_id,)),
