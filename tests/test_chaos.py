@@ -34,7 +34,8 @@ from arena.local_bots import BotProcess, arena_serve_command, start_server, stop
 from arena.matchmaking import PlannedMatch
 from arena.ratings import Rating, rate, set_ranks
 from arena.store.db import CLOCK_US, open_database
-from arena.store.repository import HOUSE_RANDOM, RATED_STATUSES, Store, match_limit
+from arena.store.repository import HOUSE_RANDOM, Store, match_limit
+from arena.store.results import RATED_STATUSES
 from benchmarks.scale_out import drain, register, short_klaberjass_ladder
 from benchmarks.servers.sleepy import read_end_log, sleepy_command, start_sleepy_bots
 from cardarena.arena.v1 import arena_service_pb2 as pb

@@ -62,6 +62,13 @@ class Database:
         """
         raise NotImplementedError
 
+    def call(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Every row of one statement run as a transaction of its own (on PostgreSQL without
+        BEGIN and COMMIT: one round trip; for a server-side function that does a whole
+        transaction's work)."""
+        with self.transaction() as tx:
+            return tx.all(sql, params)
+
     def close(self) -> None:
         """Release connections and the executor."""
         raise NotImplementedError
@@ -301,6 +308,10 @@ class PostgresDatabase(Database):
                 return
             with connection.transaction():
                 yield _postgres_tx(connection.cursor(), durable)
+
+    def call(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._pool.connection() as connection:  # autocommit: its own transaction
+            return list(connection.execute(sql.replace("?", "%s"), tuple(params)).fetchall())
 
     def close(self) -> None:
         self._pool.close()

@@ -41,7 +41,16 @@ from arena.ratings import (
 )
 from arena.store.bot_keys import new_bot_key, revoke_owner_keys, set_key_hash
 from arena.store.coordination import holds_lease
-from arena.store.db import Database, Tx
+from arena.store.db import Database, Pending, Tx
+from arena.store.results import (
+    RATED_STATUSES,
+    SET_ROWS_SQL,
+    EntryChange,
+    SeatRow,
+    SetReads,
+    send_set_reads,
+    write_finished,
+)
 from arena.store.versions import start_new_version, version_at, version_figures
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
@@ -49,8 +58,6 @@ from referee.codec.summaries import fault_name, summaries_of
 
 HOUSE_RANDOM = "house:random"
 """Seat value for the arena's own random bot (validation matches)."""
-
-RATED_STATUSES = (record_pb2.MATCH_STATUS_COMPLETED, record_pb2.MATCH_STATUS_FORFEITED)
 
 
 class BotState(enum.StrEnum):
@@ -1084,8 +1091,11 @@ class Store:
         only a set never queued. It writes no entry: a bot's matches in flight are counted from
         the queue when entrants are read (``_in_flight``), and the entry counts a match when its
         result is recorded.
+
+        Pipelined: each check is one round trip and the insert goes with the commit (two round
+        trips for a set with no target and no authority, five before).
         """
-        with self.db.transaction(durable=False) as tx:
+        with self.db.transaction(durable=False, pipelined=True) as tx:
             if authority is not None and not holds_lease(tx, *authority):
                 return False
             if ladder_id is not None:
@@ -1193,6 +1203,8 @@ class Store:
         Not waited onto disk (``durable=False``): a claim lost in a database crash only lets
         the match be played again, and its result still counts once (by match id).
         """
+        if self.db.dialect == "postgres":
+            return self._claim_on_server(worker, lease_s, ladder_only)
         with self.db.transaction(durable=False) as tx:
             match_id = self._claimable(tx, ladder_only)
             if match_id is None:
@@ -1214,20 +1226,41 @@ class Store:
         endpoints = tuple(found.get(bot_id, "") for bot_id in seats)
         return Claim(row[0], row[1], row[2], int(row[3]), seats, endpoints)
 
+    def _claim_on_server(self, worker: str, lease_s: float, ladder_only: bool) -> Claim | None:
+        """``claim`` on PostgreSQL: the search, its locks, the recount and the update in one
+        statement (``arena_claim``, schema 17, the same rules as ``_claimable``), in a
+        transaction of its own not waited onto disk."""
+        now = now_us()
+        rows = self.db.call(
+            "SELECT match_id, ladder_id, kind, seed, seats, endpoints "
+            "FROM arena_claim(?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                worker,
+                now,
+                now + int(lease_s * 1e6),
+                ladder_only,
+                HOUSE_RANDOM,
+                DEFAULT_MAX_MATCHES_PER_BOT,
+                MAX_MATCHES_PER_BOT_LIMIT,
+                UNANNOUNCED_MAX_MATCHES,
+            ),
+        )
+        if not rows:
+            return None
+        match_id, ladder_id, kind, seed, seats, endpoints = rows[0]
+        return Claim(
+            match_id, ladder_id, kind, int(seed), tuple(seats.split(",")), tuple(endpoints)
+        )
+
     def _claimable(self, tx: Tx, ladder_only: bool = False) -> str | None:
         """The oldest waiting match (``ladder_only``: ladder match) whose bots may all start
-        one more (``match_limit``).
+        one more (``match_limit``), on SQLite (PostgreSQL: ``_claim_on_server``).
 
         A bot's matches at once are counted from the queue (its matches being played, in any
         ladder), so whatever puts a match back (release, an expired lease's recovery) frees its
-        slots with no count to keep right. On PostgreSQL the match found is locked (SKIP
-        LOCKED: a match another claim holds is passed over) and then its bots' rows, in bot
-        order, and their matches are counted again: two claims that share a bot take turns
-        there, and the second sees the first's match playing. A match that no longer fits is
-        let go (its locks rolled back to a savepoint) and the next one tried. SQLite: the
-        transaction already holds the only write lock.
+        slots with no count to keep right. The transaction holds SQLite's only write lock, so
+        nothing changes between the count and the claim.
         """
-        postgres = tx.dialect == "postgres"
         kind = "AND m.kind = 'ladder' " if ladder_only else ""
         playing = self._playing(tx)
         announced = self._announced(tx, sorted(playing.by_bot))
@@ -1243,26 +1276,8 @@ class Store:
             for match_id, seats, cap, ladder_id, concurrency in page:
                 bots = sorted(set(seats.split(",")) - {HOUSE_RANDOM})
                 ladder = (ladder_id, concurrency) if ladder_id is not None else None
-                if not _fits(bots, cap, ladder, playing, announced):
-                    continue
-                if not postgres:
+                if _fits(bots, cap, ladder, playing, announced):
                     return str(match_id)
-                tx.execute("SAVEPOINT claim_candidate")
-                if tx.one(
-                    "SELECT 1 FROM matches WHERE match_id = ? AND status = 'waiting' "
-                    "FOR UPDATE SKIP LOCKED",
-                    (match_id,),
-                ):
-                    if ladder is not None and concurrency:
-                        tx.execute(
-                            "SELECT 1 FROM ladders WHERE ladder_id = ? FOR UPDATE", (ladder_id,)
-                        )
-                    announced.update(self._announced(tx, bots, lock=True))
-                    playing = self._playing(tx)
-                    if _fits(bots, cap, ladder, playing, announced):
-                        tx.execute("RELEASE SAVEPOINT claim_candidate")
-                        return str(match_id)
-                tx.execute("ROLLBACK TO SAVEPOINT claim_candidate")
             if len(page) < CLAIM_PAGE:
                 return None
             offset += CLAIM_PAGE
@@ -1277,14 +1292,12 @@ class Store:
         )
 
     @staticmethod
-    def _announced(tx: Tx, bots: Sequence[str], lock: bool = False) -> dict[str, int | None]:
-        """What each of ``bots`` announced (``bots.max_matches``); ``lock``: their rows locked
-        in bot order (PostgreSQL)."""
+    def _announced(tx: Tx, bots: Sequence[str]) -> dict[str, int | None]:
+        """What each of ``bots`` announced (``bots.max_matches``)."""
         if not bots:
             return {}
         marks = ", ".join("?" for _ in bots)
-        suffix = " ORDER BY bot_id FOR UPDATE" if lock and tx.dialect == "postgres" else ""
-        sql = f"SELECT bot_id, max_matches FROM bots WHERE bot_id IN ({marks}){suffix}"
+        sql = f"SELECT bot_id, max_matches FROM bots WHERE bot_id IN ({marks})"
         return {bot: limit for bot, limit in tx.all(sql, bots)}
 
     @retry_transient
@@ -1454,7 +1467,8 @@ class Store:
         With ``worker``, only while that worker still holds the match: else ``ClaimLost``
         (its lease ran out and the match went back to the queue under a new id)."""
         with self.db.transaction(pipelined=True) as tx:  # see _finish for its round trips
-            rows = self._lock_set(tx, record.match_id)
+            reads = send_set_reads(tx, record.match_id) if tx.dialect == "postgres" else None
+            rows = reads.set_rows.rows() if reads else self._lock_set(tx, record.match_id)
             this = next((row for row in rows if row[0] == record.match_id), None)
             if this is None:
                 if worker is not None:
@@ -1464,7 +1478,7 @@ class Store:
                 return None
             if worker is not None and (this[1] != "playing" or this[6] != worker):
                 raise ClaimLost(record.match_id, worker)
-            return self._finish(tx, record, rows, validate=True)
+            return self._finish(tx, record, rows, validate=True, reads=reads)
 
     @retry_transient
     def void_parked(self, match_id: str, reason: str) -> None:
@@ -1519,91 +1533,117 @@ class Store:
         claimed by), locked in one order: of two rotations finishing at once, the second waits
         for the first and sees it finished, so the set is rated once."""
         return tx.all(
-            "SELECT match_id, status, ladder_id, kind, seats, result_status, claimed_by "
-            "FROM matches WHERE set_id = (SELECT set_id FROM matches WHERE match_id = ?) "
-            "ORDER BY match_id" + (" FOR UPDATE" if tx.dialect == "postgres" else ""),
-            (match_id,),
+            SET_ROWS_SQL + (" FOR UPDATE" if tx.dialect == "postgres" else ""), (match_id,)
         )
 
     def _finish(
-        self, tx: Tx, record: record_pb2.MatchRecord, rows: Sequence[Any], *, validate: bool
+        self,
+        tx: Tx,
+        record: record_pb2.MatchRecord,
+        rows: Sequence[Any],
+        *,
+        validate: bool,
+        reads: SetReads | None = None,
     ) -> dict[str, Rating]:
         """Mark the match finished with ``record`` and apply it (``validate``: a validation
         match's result to its bot): the new ratings it set (empty if it rated nothing).
 
-        In a pipelined transaction the writes wait for nothing: after the set's rows
-        (``_lock_set``) a ladder match costs one more round trip if it completes a rated set
-        (``_rating_inputs``), and its writes go with the commit."""
+        On PostgreSQL, with the set's reads sent before (``send_set_reads``), nothing more is
+        read for a ladder match: its writes are one statement (``write_finished``) that goes
+        with the commit, two round trips in all."""
         this = next(row for row in rows if row[0] == record.match_id)
         _, _, ladder_id, kind, seats_text, _, _ = this
         seats = seats_text.split(",")
         finished = record.finished_at_us or now_us()
-        tx.execute(  # claimed_by stays: it tells which worker played the match
-            "UPDATE matches SET status = 'finished', result_status = ?, finished_at_us = ?, "
-            "lease_until_us = NULL WHERE match_id = ?",
-            (int(record.status), finished, record.match_id),
-        )
-        tx.execute(
-            "INSERT INTO records (match_id, record) VALUES (?, ?)",
-            (record.match_id, record.SerializeToString()),
-        )
-        ratings: dict[str, Rating] = {}
-        others = [row for row in rows if row[0] != record.match_id]
         summaries = summaries_of(record, len(seats))
-        if kind == "validation":
-            if validate:
-                self._apply_validation(tx, record, seats)
-        elif ladder_id is not None:
-            played = Counter(seats)
-            moves: Counter[str] = Counter()
-            faults: Counter[str] = Counter()
-            for bot, summary in zip(seats, summaries, strict=True):
-                moves[bot] += summary.moves
-                faults[bot] += summary.faults
-            per_match: list[Rotation] = []  # each rated match of the set, once it is complete
-            inputs = _RatingInputs()
-            rated = [other[0] for other in others if other[5] in RATED_STATUSES]
-            complete = all(row[1] == "finished" for row in others)
-            if complete and (rated or record.status in RATED_STATUSES):
-                inputs = self._rating_inputs(tx, ladder_id, rows, rated)
-                per_match = [inputs.rotations[m] for m in rated if m in inputs.rotations]
-                if record.status in RATED_STATUSES:
-                    per_match.append(_rotation(seats, record.outcome))
-            if per_match:
-                ratings = self._rate_set(tx, ladder_id, inputs, per_match, played, moves, faults)
-            else:  # the set is not complete, or nothing in it is rated: count the match
-                tx.many(
-                    "UPDATE entries SET scheduled = scheduled + ?, moves_played = "
-                    "moves_played + ?, faults = faults + ?, changed_us = ? "
-                    "WHERE ladder_id = ? AND bot_id = ?",
-                    [
-                        (played[bot], moves[bot], faults[bot], now_us(), ladder_id, bot)
-                        for bot in sorted(played)
-                    ],
-                )
-        self._record_seats(tx, record, seats, finished, ratings, summaries)
+        ratings: dict[str, Rating] = {}
+        entries: list[EntryChange] = []
+        if kind != "validation" and ladder_id is not None:
+            ratings, entries = self._ladder_changes(tx, record, rows, seats, summaries, reads)
+        write_finished(
+            tx,
+            record.match_id,
+            int(record.status),
+            finished,
+            record.SerializeToString(),
+            self._seat_rows(record, seats, ratings, summaries),
+            ladder_id,
+            entries,
+            now_us(),
+        )
+        if kind == "validation" and validate:
+            self._apply_validation(tx, record, seats)
+        self._record_faults(tx, record, seats, summaries)
         return ratings
 
-    def _record_seats(
+    def _ladder_changes(
         self,
         tx: Tx,
         record: record_pb2.MatchRecord,
+        rows: Sequence[Any],
         seats: Sequence[str],
-        finished: int,
+        summaries: Sequence[record_pb2.SeatSummary],
+        reads: SetReads | None,
+    ) -> tuple[dict[str, Rating], list[EntryChange]]:
+        """What a ladder match changes in its bots' entries: the set's new ratings if it
+        completed a rated set (else none), and each bot's matches, moves and faults."""
+        ladder_id = next(row for row in rows if row[0] == record.match_id)[2]
+        others = [row for row in rows if row[0] != record.match_id]
+        played = Counter(seats)
+        moves: Counter[str] = Counter()
+        faults: Counter[str] = Counter()
+        for bot, summary in zip(seats, summaries, strict=True):
+            moves[bot] += summary.moves
+            faults[bot] += summary.faults
+        per_match: list[Rotation] = []  # each rated match of the set, once it is complete
+        inputs = _RatingInputs()
+        rated = [other[0] for other in others if other[5] in RATED_STATUSES]
+        complete = all(row[1] == "finished" for row in others)
+        if complete and (rated or record.status in RATED_STATUSES):
+            inputs = self._rating_inputs(tx, ladder_id, rows, rated, reads)
+            per_match = [inputs.rotations[m] for m in rated if m in inputs.rotations]
+            if record.status in RATED_STATUSES:
+                per_match.append(_rotation(seats, record.outcome))
+        if not per_match:  # the set is not complete, or nothing in it is rated: count the match
+            return {}, [
+                EntryChange(bot, None, None, 0, 0, played[bot], moves[bot], faults[bot])
+                for bot in sorted(played)
+            ]
+        new_ratings = rate_set(
+            inputs.current, per_match, inputs.duplicate, inputs.policy, inputs.idle_us
+        )
+        firsts = first_places(per_match)
+        return new_ratings, [
+            EntryChange(
+                bot,
+                new_ratings[bot].mu,
+                new_ratings[bot].sigma,
+                sum(bot in rotation.seats for rotation in per_match),
+                firsts.get(bot, 0),
+                played[bot],
+                moves[bot],
+                faults[bot],
+            )
+            for bot in sorted(new_ratings)
+        ]
+
+    @staticmethod
+    def _seat_rows(
+        record: record_pb2.MatchRecord,
+        seats: Sequence[str],
         ratings: dict[str, Rating],
         summaries: Sequence[record_pb2.SeatSummary],
-    ) -> None:
+    ) -> list[SeatRow]:
         """A row per seat: result, moves, faults, latency summary and, if this match completed
         a rated set, the bot's rating after it (its rating history)."""
         rated = record.status in RATED_STATUSES
-        rows = []
+        rows: list[SeatRow] = []
         for seat, bot_id in enumerate(seats):
             summary = summaries[seat]
             timed = summary.moves > 0 and bot_id != HOUSE_RANDOM
             after = ratings.get(bot_id)
             rows.append(
                 (
-                    record.match_id,
                     seat,
                     bot_id,
                     record.outcome.ranks[seat] if rated else 0,
@@ -1611,19 +1651,22 @@ class Store:
                     summary.moves,
                     summary.faults,
                     summary.elapsed_sum_us,
-                    finished,
                     summary.elapsed_p50_us if timed else None,
                     summary.elapsed_p95_us if timed else None,
                     after.mu if after else None,
                     after.sigma if after else None,
                 )
             )
-        tx.many(
-            "INSERT INTO match_seats (match_id, seat, bot_id, rank, score, moves, faults, "
-            "latency_sum_us, finished_at_us, p50_us, p95_us, mu, sigma) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
+        return rows
+
+    @staticmethod
+    def _record_faults(
+        tx: Tx,
+        record: record_pb2.MatchRecord,
+        seats: Sequence[str],
+        summaries: Sequence[record_pb2.SeatSummary],
+    ) -> None:
+        """Count the match's faults by bot and kind (``bot_faults``)."""
         if not any(summary.faults for summary in summaries):
             return  # the usual case: no need to look at the moves
         counts: Counter[tuple[str, str]] = Counter(
@@ -1674,15 +1717,45 @@ class Store:
 
     @staticmethod
     def _rating_inputs(
-        tx: Tx, ladder_id: str, rows: Sequence[Any], rated: Sequence[str]
+        tx: Tx,
+        ladder_id: str,
+        rows: Sequence[Any],
+        rated: Sequence[str],
+        reads: SetReads | None = None,
     ) -> _RatingInputs:
-        """What rating a complete set needs, in one round trip (three queries sent together):
-        the ratings of the bots seated in the set (``rows``, from ``_lock_set``) and when each
-        was last rated, each ``rated`` match's seats (bot, rank, score), and the ladder's
-        rating options.
+        """What rating a complete set needs, in one round trip (three queries sent together,
+        unless ``send_set_reads`` sent them with the set's rows): the ratings of the bots
+        seated in the set (``rows``, from ``_lock_set``) and when each was last rated, each
+        ``rated`` match's seats (bot, rank, score), and the ladder's rating options.
 
         The entries are locked in bot order before they are read: no lost update when two
         processes rate sets sharing a bot, and no deadlock (same order everywhere)."""
+        if reads is None:
+            reads = Store._send_rating_reads(tx, ladder_id, rows, rated)
+        entries, seat_rows, config = reads.entries, reads.rated_seats, reads.config
+        inputs = _RatingInputs()
+        now = now_us()
+        for bot, mu, sigma, rated_us in entries.rows():
+            inputs.current[bot] = Rating(mu, sigma)
+            inputs.idle_us[bot] = now - rated_us if rated_us else 0
+        seats_of: dict[str, list[tuple[str, int, float]]] = {}
+        for match_id, bot, rank, score in seat_rows.rows():
+            seats_of.setdefault(match_id, []).append((bot, rank, float(score)))
+        inputs.rotations = {
+            match_id: Rotation(*(tuple(column) for column in zip(*seated, strict=True)))
+            for match_id, seated in seats_of.items()
+            if len(seated) >= 2
+        }
+        (blob,) = config.rows()[0]
+        ladder = arena_service_pb2.LadderConfig.FromString(bytes(blob))
+        inputs.policy, inputs.duplicate = rating_policy(ladder), ladder.duplicate_deals
+        return inputs
+
+    @staticmethod
+    def _send_rating_reads(
+        tx: Tx, ladder_id: str, rows: Sequence[Any], rated: Sequence[str]
+    ) -> SetReads:
+        """``_rating_inputs``'s three reads, sent together (the set's rows already read)."""
         lock = " FOR UPDATE" if tx.dialect == "postgres" else ""
         bots = sorted({bot for row in rows for bot in row[4].split(",")} - {HOUSE_RANDOM})
         entries = tx.send(
@@ -1697,70 +1770,10 @@ class Store:
                 rated,
             )
             if rated
-            else None
+            else Pending(list)
         )
         config = tx.send("SELECT config FROM ladders WHERE ladder_id = ?", (ladder_id,))
-        inputs = _RatingInputs()
-        now = now_us()
-        for bot, mu, sigma, rated_us in entries.rows():
-            inputs.current[bot] = Rating(mu, sigma)
-            inputs.idle_us[bot] = now - rated_us if rated_us else 0
-        seats_of: dict[str, list[tuple[str, int, float]]] = {}
-        for match_id, bot, rank, score in seat_rows.rows() if seat_rows else ():
-            seats_of.setdefault(match_id, []).append((bot, rank, float(score)))
-        inputs.rotations = {
-            match_id: Rotation(*(tuple(column) for column in zip(*seated, strict=True)))
-            for match_id, seated in seats_of.items()
-            if len(seated) >= 2
-        }
-        (blob,) = config.rows()[0]
-        ladder = arena_service_pb2.LadderConfig.FromString(bytes(blob))
-        inputs.policy, inputs.duplicate = rating_policy(ladder), ladder.duplicate_deals
-        return inputs
-
-    def _rate_set(
-        self,
-        tx: Tx,
-        ladder_id: str,
-        inputs: _RatingInputs,
-        per_match: Sequence[Rotation],
-        played: Counter[str],
-        moves: Counter[str],
-        faults: Counter[str],
-    ) -> dict[str, Rating]:
-        """Rate a finished set from the bots' ratings and the ladder's options
-        (``_rating_inputs``) and each rated match's seats: a plain match by its ranks, a
-        duplicate ladder's set by its seat comparisons (and count the match that completed it:
-        ``played``, its ``moves`` and ``faults`` per bot). First places count matches."""
-        new_ratings = rate_set(
-            inputs.current, per_match, inputs.duplicate, inputs.policy, inputs.idle_us
-        )
-        firsts = first_places(per_match)
-        order = sorted(new_ratings)
-        changed = now_us()
-        tx.many(
-            "UPDATE entries SET mu = ?, sigma = ?, matches = matches + ?, "
-            "first_places = first_places + ?, scheduled = scheduled + ?, "
-            "moves_played = moves_played + ?, faults = faults + ?, changed_us = ?, "
-            "rated_us = ? WHERE ladder_id = ? AND bot_id = ?",
-            [
-                (
-                    new_ratings[bot].mu,
-                    new_ratings[bot].sigma,
-                    sum(bot in rotation.seats for rotation in per_match),
-                    firsts.get(bot, 0),
-                    played[bot],
-                    moves[bot],
-                    faults[bot],
-                    changed,
-                    changed,
-                    ladder_id,
-                    bot,
-                )
-                for bot in order
-            ],
-        )
-        return new_ratings
+        return SetReads(Pending(lambda: list(rows)), entries, seat_rows, config)
 
     # -- reading results ------------------------------------------------------------------------
 

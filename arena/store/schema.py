@@ -367,6 +367,131 @@ def _v16(dialect: str) -> list[str]:
 
 
 def _v17(dialect: str) -> list[str]:
+    """PostgreSQL only: a claim, and the writes of a finished match, as server-side functions,
+    so each is one statement instead of ten or more (issue 19: the bookkeeping of a match cost
+    the client and the server CPU per statement). SQLite, in-process, keeps its Python code.
+
+    ``arena_claim`` is ``Store._claimable`` and the claim's update in one call: the oldest
+    waiting match (optionally ladder matches only) whose ladder is below its concurrency and
+    whose bots are all below their limit of matches at once, counted from the matches being
+    played; the match found is locked (SKIP LOCKED), then its ladder's row (when it has a
+    concurrency) and its bots' rows in bot order, and only then counted again; a match that no
+    longer fits is let go (its locks rolled back with a subtransaction) and the next one tried.
+    The limits' constants are parameters, so the Python ones stay the only copy.
+    ``arena_finish`` writes a finished match: its status, its record, its seat rows and its
+    bots' entries (a NULL μ leaves the rating as it is), the rows as two JSON arrays of arrays
+    (psycopg turns one text into bytes faster than 19 typed arrays)."""
+    if dialect != "postgres":
+        return []
+    return [
+        """CREATE FUNCTION arena_match_limit(
+            announced INTEGER, ladder_cap INTEGER, default_cap INTEGER, cap_limit INTEGER,
+            unannounced INTEGER) RETURNS INTEGER LANGUAGE sql IMMUTABLE AS $$
+            SELECT CASE WHEN announced IS NULL THEN LEAST(capped, unannounced)
+                WHEN announced > 0 THEN LEAST(announced, capped) ELSE capped END
+            FROM (SELECT LEAST(CASE WHEN ladder_cap = 0 THEN default_cap ELSE ladder_cap END,
+                cap_limit) AS capped) AS cap $$""",
+        """CREATE FUNCTION arena_claim_fits(
+            seated TEXT[], ladder TEXT, concurrency INTEGER, ladder_cap INTEGER,
+            default_cap INTEGER, cap_limit INTEGER, unannounced INTEGER)
+            RETURNS BOOLEAN LANGUAGE sql STABLE AS $$
+            SELECT NOT (ladder IS NOT NULL AND concurrency > 0 AND (SELECT COUNT(*) FROM matches m
+                    WHERE m.status = 'playing' AND m.ladder_id = ladder) >= concurrency)
+                AND NOT EXISTS (SELECT 1 FROM unnest(seated) AS s (bot)
+                    LEFT JOIN bots b ON b.bot_id = s.bot
+                    WHERE (SELECT COUNT(*) FROM matches m WHERE m.status = 'playing'
+                        AND s.bot = ANY (string_to_array(m.seats, ',')))
+                        >= arena_match_limit(b.max_matches, ladder_cap, default_cap, cap_limit,
+                            unannounced)) $$""",
+        """CREATE FUNCTION arena_claim(
+            p_worker TEXT, p_now_us BIGINT, p_lease_until_us BIGINT, p_ladder_only BOOLEAN,
+            p_house TEXT, p_default_cap INTEGER, p_cap_limit INTEGER, p_unannounced INTEGER)
+            RETURNS TABLE (match_id TEXT, ladder_id TEXT, kind TEXT, seed BIGINT, seats TEXT,
+                endpoints TEXT[])
+            LANGUAGE plpgsql AS $$
+            #variable_conflict use_column
+            DECLARE
+                candidate RECORD;
+                seated TEXT[];
+                claimed RECORD;
+            BEGIN
+                PERFORM set_config('synchronous_commit', 'off', true);
+                FOR candidate IN
+                    SELECT m.match_id, m.seats, m.ladder_id,
+                        COALESCE(l.max_matches_per_bot, 0) AS cap,
+                        COALESCE(l.concurrency, 0) AS concurrency
+                    FROM matches m LEFT JOIN ladders l ON l.ladder_id = m.ladder_id
+                    WHERE m.status = 'waiting' AND (NOT p_ladder_only OR m.kind = 'ladder')
+                    ORDER BY m.created_at_us, m.match_id
+                LOOP
+                    seated := ARRAY(SELECT DISTINCT s FROM unnest(string_to_array(
+                        candidate.seats, ',')) AS s WHERE s <> p_house ORDER BY s);
+                    CONTINUE WHEN NOT arena_claim_fits(seated, candidate.ladder_id,
+                        candidate.concurrency, candidate.cap, p_default_cap, p_cap_limit,
+                        p_unannounced);
+                    BEGIN
+                        PERFORM 1 FROM matches m WHERE m.match_id = candidate.match_id
+                            AND m.status = 'waiting' FOR UPDATE SKIP LOCKED;
+                        CONTINUE WHEN NOT FOUND;
+                        IF candidate.ladder_id IS NOT NULL AND candidate.concurrency > 0 THEN
+                            PERFORM 1 FROM ladders l WHERE l.ladder_id = candidate.ladder_id
+                                FOR UPDATE;
+                        END IF;
+                        PERFORM 1 FROM bots b WHERE b.bot_id = ANY (seated)
+                            ORDER BY b.bot_id FOR UPDATE;
+                        IF arena_claim_fits(seated, candidate.ladder_id, candidate.concurrency,
+                                candidate.cap, p_default_cap, p_cap_limit, p_unannounced) THEN
+                            UPDATE matches m SET status = 'playing', claimed_by = p_worker,
+                                lease_until_us = p_lease_until_us, started_at_us = p_now_us,
+                                attempts = m.attempts + 1 WHERE m.match_id = candidate.match_id
+                                RETURNING m.match_id, m.ladder_id, m.kind, m.seed, m.seats
+                                INTO claimed;
+                            RETURN QUERY SELECT claimed.match_id, claimed.ladder_id,
+                                claimed.kind, claimed.seed, claimed.seats,
+                                ARRAY(SELECT COALESCE(b.endpoint, '') FROM unnest(
+                                    string_to_array(claimed.seats, ',')) WITH ORDINALITY
+                                    AS s (bot, n) LEFT JOIN bots b ON b.bot_id = s.bot
+                                    ORDER BY s.n);
+                            RETURN;
+                        END IF;
+                        RAISE EXCEPTION 'claim candidate no longer fits' USING ERRCODE = 'AR001';
+                    EXCEPTION WHEN SQLSTATE 'AR001' THEN
+                        NULL;  -- let it go: its locks are rolled back with the block
+                    END;
+                END LOOP;
+            END $$""",
+        """CREATE FUNCTION arena_finish(
+            p_match_id TEXT, p_result_status INTEGER, p_finished_us BIGINT, p_record BYTEA,
+            p_seats JSONB, p_ladder_id TEXT, p_changed_us BIGINT, p_entries JSONB)
+            RETURNS VOID LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE matches SET status = 'finished', result_status = p_result_status,
+                    finished_at_us = p_finished_us, lease_until_us = NULL
+                    WHERE match_id = p_match_id;
+                INSERT INTO records (match_id, record) VALUES (p_match_id, p_record);
+                UPDATE entries e SET mu = COALESCE(u.mu, e.mu), sigma = COALESCE(u.sigma, e.sigma),
+                    matches = e.matches + u.matches, first_places = e.first_places + u.firsts,
+                    scheduled = e.scheduled + u.played, moves_played = e.moves_played + u.moves,
+                    faults = e.faults + u.faults, changed_us = p_changed_us,
+                    rated_us = CASE WHEN u.mu IS NULL THEN e.rated_us ELSE p_changed_us END
+                    FROM (SELECT c->>0 AS bot_id, (c->>1)::DOUBLE PRECISION AS mu,
+                        (c->>2)::DOUBLE PRECISION AS sigma, (c->>3)::INTEGER AS matches,
+                        (c->>4)::INTEGER AS firsts, (c->>5)::INTEGER AS played,
+                        (c->>6)::BIGINT AS moves, (c->>7)::BIGINT AS faults
+                        FROM jsonb_array_elements(p_entries) AS c) AS u
+                    WHERE e.ladder_id = p_ladder_id AND e.bot_id = u.bot_id;
+                INSERT INTO match_seats (match_id, seat, bot_id, rank, score, moves, faults,
+                    latency_sum_us, finished_at_us, p50_us, p95_us, mu, sigma)
+                    SELECT p_match_id, (r->>0)::INTEGER, r->>1, (r->>2)::INTEGER,
+                        (r->>3)::BIGINT, (r->>4)::INTEGER, (r->>5)::INTEGER, (r->>6)::BIGINT,
+                        p_finished_us, (r->>7)::BIGINT, (r->>8)::BIGINT,
+                        (r->>9)::DOUBLE PRECISION, (r->>10)::DOUBLE PRECISION
+                    FROM jsonb_array_elements(p_seats) AS r;
+            END $$""",
+    ]
+
+
+def _v18(dialect: str) -> list[str]:
     """Bot keys (issue 20): ``bots.key_hash``, the hash of the bot's own key, a credential
     that opens only that bot's ConnectBot stream ('' for none; ``arena.store.bot_keys``)."""
     del dialect
@@ -375,6 +500,6 @@ def _v17(dialect: str) -> list[str]:
 
 MIGRATIONS: list[Callable[[str], list[str]]] = [
     *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14, _v15, _v16),
-    _v17,
+    *(_v17, _v18),
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""
