@@ -728,14 +728,15 @@ class Standing(_message.Message):
     FIRST_PLACES_FIELD_NUMBER: _builtins.int
     FAULT_RATE_FIELD_NUMBER: _builtins.int
     TREND_FIELD_NUMBER: _builtins.int
+    RATED_AT_US_FIELD_NUMBER: _builtins.int
     position: _builtins.int
     """Position, from 1."""
     rating: _builtins.float
-    """The displayed rating: mu - 3 sigma."""
+    """The displayed rating: mu - 3 sigma (as of the answer; see rated_at_us)."""
     mu: _builtins.float
     """The rating's mean."""
     sigma: _builtins.float
-    """The rating's uncertainty."""
+    """The rating's uncertainty, as of the answer: grown with the time since rated_at_us."""
     matches: _builtins.int
     """Rated matches played."""
     first_places: _builtins.int
@@ -747,6 +748,11 @@ class Standing(_message.Message):
     trend: _builtins.float
     """Change of the displayed rating over the bot's last 10 rated matches in this ladder (since
     its first when it has played fewer).
+    """
+    rated_at_us: _builtins.int
+    """When the rating last changed (a rated set), in microseconds since the Unix epoch (0:
+    never rated). `sigma` and `rating` are as of the answer: sigma grown since then by the
+    ladder's sigma_growth_per_day, as the bot's next rated set will grow it.
     """
     @_builtins.property
     def bot(self) -> Global___Bot:
@@ -764,10 +770,11 @@ class Standing(_message.Message):
         first_places: _builtins.int = ...,
         fault_rate: _builtins.float = ...,
         trend: _builtins.float = ...,
+        rated_at_us: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "fault_rate", b"fault_rate", "first_places", b"first_places", "matches", b"matches", "mu", b"mu", "position", b"position", "rating", b"rating", "sigma", b"sigma", "trend", b"trend"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "fault_rate", b"fault_rate", "first_places", b"first_places", "matches", b"matches", "mu", b"mu", "position", b"position", "rated_at_us", b"rated_at_us", "rating", b"rating", "sigma", b"sigma", "trend", b"trend"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1043,7 +1050,9 @@ class VersionFigures(_message.Message):
     mu: _builtins.float
     """The rating's mean."""
     sigma: _builtins.float
-    """The rating's uncertainty."""
+    """The rating's uncertainty: for the current version as of the answer (grown with the
+    ladder's sigma_growth_per_day since its last rated set), else as it was when replaced.
+    """
     matches: _builtins.int
     """Rated matches played."""
     first_places: _builtins.int
