@@ -252,3 +252,29 @@ def test_a_restarted_arena_resumes_its_tournament_and_plays_no_set_twice(
     finally:
         for bot in bots:
             stop_bot(bot.process)
+
+
+def test_a_tournament_past_its_deadline_stops_with_the_sets_played(tmp_path: Path) -> None:
+    bots = [thinker(40), thinker(40), start_bot("random", seed=3)]
+    try:
+        with served(tmp_path) as arena:
+            ids = register(arena, bots)
+            arena.client.call(
+                "CreateTournament",
+                pb.CreateTournamentRequest(config=config("short", ids, 4, deadline_s=3)),
+            )
+            stopped = wait_for(
+                lambda: (
+                    (t := tournament(arena, "short")).state == pb.TOURNAMENT_STATE_STOPPED and t
+                ),
+                60,
+                "stopped at the deadline",
+            )
+            assert stopped.sets_played < stopped.sets_planned == 12
+            assert stopped.finished_at_us >= stopped.config.deadline_us
+            assert len(stored_sets(tmp_path)) == stopped.sets_played
+            status, page = arena.get(f"/tournaments/{stopped.tournament_id}")
+            assert status == 200 and "stopped at its deadline" in page
+    finally:
+        for bot in bots:
+            stop_bot(bot.process)
