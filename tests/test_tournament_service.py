@@ -152,12 +152,14 @@ def test_a_served_round_robin_is_played_and_shown_everywhere(tmp_path: Path) -> 
             assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
             created = arena.client.call(
-                "CreateTournament", pb.CreateTournamentRequest(config=config("rr", ids, 1))
+                "CreateTournament", pb.CreateTournamentRequest(config=config("cup.rr", ids, 1))
             ).tournament
             assert created.state == pb.TOURNAMENT_STATE_RUNNING
             assert [bot.endpoint for bot in created.entrants] == ["", "", ""], "public view"
             done = wait_for(
-                lambda: (t := tournament(arena, "rr")).state == pb.TOURNAMENT_STATE_FINISHED and t,
+                lambda: (
+                    (t := tournament(arena, "cup.rr")).state == pb.TOURNAMENT_STATE_FINISHED and t
+                ),
                 180,
                 "the round robin finished",
             )
@@ -171,7 +173,7 @@ def test_a_served_round_robin_is_played_and_shown_everywhere(tmp_path: Path) -> 
             assert [s.position for s in done.standings] == [1, 2, 3]
 
             listed = arena.json("/api/v1/tournaments")["tournaments"]
-            assert [t["config"]["name"] for t in listed] == ["rr"]
+            assert [t["config"]["name"] for t in listed] == ["cup.rr"]
             api = arena.json(f"/api/v1/tournaments/{done.tournament_id}")["tournament"]
             assert len(api["pairings"]) == 6 and api["state"] == "TOURNAMENT_STATE_FINISHED"
             assert "/api/v1/tournaments/{tournament}" in arena.json("/api/v1/openapi.json")["paths"]
@@ -191,15 +193,16 @@ def test_a_served_round_robin_is_played_and_shown_everywhere(tmp_path: Path) -> 
             assert status == 200
             exported = crosstable_from_json(json.loads(body))
             assert exported.sets_played == 3 and len(exported.pairings) == 6
-            status, body = arena.get("/tournaments/rr.csv")
+            status, body = arena.get("/tournaments/cup.rr.csv")
             rows = list(csv.reader(io.StringIO(body)))
             assert status == 200 and rows[0][:3] == ["a", "b", "score"] and len(rows) == 7
-            assert arena.get("/tournaments/rr.exe")[0] == 404
+            assert arena.get("/tournaments/cup.rr.exe")[0] == 404
+            assert arena.get("/tournaments/cup.rr")[0] == 200, "a dotted name is a page"
             assert arena.get("/tournaments/nothing")[0] == 404
             assert arena.get("/api/v1/tournaments/nothing")[0] == 404
 
             shown = subprocess.run(
-                [*ARENA, "tournament", "show", "rr", "--server", arena.service.address],
+                [*ARENA, "tournament", "show", "cup.rr", "--server", arena.service.address],
                 capture_output=True,
                 text=True,
                 cwd=ROOT,

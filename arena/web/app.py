@@ -223,10 +223,9 @@ class WebApp:
         tournament = (await self.calls.tournament(request.path_params["tournament"])).tournament
         return tournament_pages.tournament_page(tournament, crosstable_from_message(tournament))
 
-    async def tournament_export(self, request: Request) -> Response:
+    async def tournament_export(self, request: Request, kind: str) -> Response:
         """``/tournaments/{id}.json`` or ``.csv``: the crosstable as a download."""
-        key, kind = request.path_params["tournament"], request.path_params["kind"]
-        tournament = (await self.calls.tournament(key)).tournament
+        tournament = (await self.calls.tournament(request.path_params["tournament"])).tournament
         table = crosstable_from_message(tournament)
         name = f"{tournament.config.name}.{kind}"
         disposition = {"content-disposition": f'attachment; filename="{name}"'}
@@ -435,14 +434,12 @@ def _page(handler: Callable[[Request], Awaitable[str]]) -> Endpoint:
     return endpoint
 
 
-def _download(handler: Callable[[Request], Awaitable[Response]]) -> Endpoint:
-    """A file of a page (``.json``, ``.csv``): a refusal is the page's error, as HTML."""
+def _download(handler: Callable[[Request, str], Awaitable[Response]], kind: str) -> Endpoint:
+    """A file of a page (``kind``: ``json``, ``csv``): a refusal is the page's error, as HTML."""
 
     async def endpoint(request: Request) -> Response:
-        if request.path_params["kind"] not in EXPORTS:
-            return HTMLResponse(pages.error_page(404, "no such page"), 404)
         try:
-            return await handler(request)
+            return await handler(request, kind)
         except ApiError as error:
             return HTMLResponse(
                 pages.error_page(error.http_status, error.detail), error.http_status
@@ -514,7 +511,10 @@ def make_app(web: WebApp) -> Starlette:
         Route("/live", _page(web.live)),
         Route("/operator", _page(web.operator_page)),
         Route("/tournaments", _page(web.tournaments)),
-        Route("/tournaments/{tournament}.{kind:str}", _download(web.tournament_export)),
+        *(
+            Route(f"/tournaments/{{tournament}}.{kind}", _download(web.tournament_export, kind))
+            for kind in EXPORTS
+        ),
         Route("/tournaments/{tournament}", _page(web.tournament)),
         Route("/api/v1/openapi.json", openapi),
         Route("/api/v1/games", _api(web.api_games)),
