@@ -211,6 +211,32 @@ def test_a_served_round_robin_is_played_and_shown_everywhere(tmp_path: Path) -> 
             )
             assert shown.returncode == 0, shown.stderr
             assert "finished" in shown.stdout and "owner0/bot0" in shown.stdout
+
+            ladder = pb.LadderConfig(
+                name="kl", settings=settings(), move_time_ms=2000, concurrency=1
+            )
+            arena.client.call("CreateLadder", pb.CreateLadderRequest(config=ladder))
+            wait_for(
+                lambda: (
+                    len(
+                        arena.client.call(
+                            "GetStandings", pb.GetStandingsRequest(ladder="kl")
+                        ).standings
+                    )
+                    == 3
+                ),
+                60,
+                "the bots entered the ladder",
+            )
+            cup = pb.TournamentConfig(
+                name="ladder-cup", ladder="kl", deadline_us=done.config.deadline_us
+            )
+            from_ladder = arena.client.call(
+                "CreateTournament", pb.CreateTournamentRequest(config=cup)
+            ).tournament
+            assert sorted(from_ladder.config.entrants) == sorted(ids), "the ladder's active bots"
+            assert from_ladder.config.settings == done.config.settings, "the ladder's game"
+            assert (from_ladder.config.sets, from_ladder.config.concurrency) == (2, 4), "defaults"
     finally:
         for bot in bots:
             stop_bot(bot.process)
