@@ -212,6 +212,19 @@ def test_a_served_round_robin_is_played_and_shown_everywhere(tmp_path: Path) -> 
             assert shown.returncode == 0, shown.stderr
             assert "finished" in shown.stdout and "owner0/bot0" in shown.stdout
 
+            swiss = config("swiss", ids, 1)
+            swiss.format, swiss.rounds = pb.TOURNAMENT_FORMAT_SWISS, 2
+            arena.client.call("CreateTournament", pb.CreateTournamentRequest(config=swiss))
+            played = wait_for(
+                lambda: (
+                    (t := tournament(arena, "swiss")).state == pb.TOURNAMENT_STATE_FINISHED and t
+                ),
+                120,
+                "the Swiss tournament finished",
+            )
+            assert (played.sets_played, played.sets_planned) == (2, 2), "a table a round"
+            assert len({frozenset((p.a, p.b)) for p in played.pairings}) == 2, "no rematch"
+
             ladder = pb.LadderConfig(
                 name="kl", settings=settings(), move_time_ms=2000, concurrency=1
             )
