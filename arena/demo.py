@@ -102,11 +102,13 @@ def run_demo(
                     token=owner_token,
                 )
                 owner_token = owner_token or registered.owner_token
-                if outbound:
+                if outbound:  # it dials with its own key, never the owner's token
+                    bot_id = registered.bot.bot_id
+                    key = client.call(
+                        "CreateBotKey", pb.CreateBotKeyRequest(bot_id=bot_id), token=owner_token
+                    ).bot_key
                     stop_bot(bot.process)  # its place is taken by one that dials out
-                    processes.append(
-                        connect_bot(kind, service.address, registered.bot.bot_id, owner_token)
-                    )
+                    processes.append(connect_bot(kind, service.address, bot_id, key))
             client.call(
                 "CreateLadder",
                 pb.CreateLadderRequest(

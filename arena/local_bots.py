@@ -48,8 +48,8 @@ def bot_command(kind: str, seed: int | None = None, host: str = "127.0.0.1") -> 
 
 def connect_bot(kind: str, arena: str, bot_id: str, token: str) -> BotProcess:
     """Start sample bot ``kind`` dialling the arena at ``arena`` as ``bot_id`` (registered as
-    outbound, ``token`` its owner's): it listens nowhere, so its address is empty. The token
-    reaches it on stdin, never on its command line."""
+    outbound; ``token`` the bot's key or its owner's token): it listens nowhere, so its
+    address is empty. The token reaches it on stdin, never on its command line."""
     command = [sys.executable, "-m", "sample_bots", kind, "--connect", arena, "--bot-id", bot_id]
     command += ["--token", "-"]
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)

@@ -25,6 +25,7 @@ import grpc
 import grpc.aio
 
 from botkit.bot import TIME_LEFT, Bot, ChooseFn, info_of
+from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
 from cardarena.bot.v1 import bot_service_pb2
 
@@ -149,12 +150,22 @@ FINAL_CODES = (
 """Statuses that end ``connect``: dialling again would get the same answer."""
 
 
-async def connect_once(bot: Bot, arena: str, token: str, bot_id: str) -> bool:
+def arena_channel(arena: str, tls: ClientTls | None) -> grpc.aio.Channel:
+    """A channel to the arena's API: TLS with ``tls``'s trust (None: plain text, for an
+    arena on this machine or a private network only: the token would travel in clear)."""
+    if tls is None:
+        return grpc.aio.insecure_channel(arena)
+    return grpc.aio.secure_channel(arena, tls.credentials())
+
+
+async def connect_once(
+    bot: Bot, arena: str, token: str, bot_id: str, tls: ClientTls | None = None
+) -> bool:
     """One ConnectBot stream to ``arena`` until it ends; True if the arena ever spoke on it.
 
     ``Refused`` when the arena says no for good."""
     heard = False
-    async with grpc.aio.insecure_channel(arena) as channel:
+    async with arena_channel(arena, tls) as channel:
         stub = arena_service_pb2_grpc.ArenaServiceStub(channel)
         call = stub.ConnectBot(metadata=(("authorization", f"Bearer {token}"),))
 
@@ -186,13 +197,14 @@ async def connect_async(
     token: str,
     bot_id: str,
     backoff_s: tuple[float, float] = BACKOFF_S,
+    tls: ClientTls | None = None,
 ) -> None:
     """Stay connected to ``arena`` as ``bot_id``: dial again after each loss, waiting a
     random share of a back-off that doubles up to ``backoff_s[1]`` (reset once the arena
     spoke on a stream). Ends with ``Refused`` when the arena says no for good."""
     wait = backoff_s[0]
     while True:
-        if await connect_once(bot, arena, token, bot_id):
+        if await connect_once(bot, arena, token, bot_id, tls):
             wait = backoff_s[0]
         delay = wait * (0.5 + random.random() / 2)
         log.info("dialling %s again in %.1f s", arena, delay)
@@ -208,15 +220,18 @@ def connect(
     bot_id: str,
     name: str = "bot",
     version: str = "0",
+    tls: ClientTls | None = None,
 ) -> None:
-    """Dial the arena at ``arena`` (host:port) as the registered bot ``bot_id`` (its owner's
-    ``token``) and play every match it is given, reconnecting with back-off, until SIGTERM or
-    Ctrl-C. For bots behind NAT: no port to open, no address to register."""
+    """Dial the arena at ``arena`` (host:port) as the registered bot ``bot_id`` (``token``:
+    the bot's key or its owner's token) and play every match it is given, reconnecting with
+    back-off, until SIGTERM or Ctrl-C. For bots behind NAT: no port to open, no address to
+    register. ``tls``: dial over TLS (``ClientTls()`` trusts the usual roots), as any arena on
+    the internet needs."""
     bot = choose if isinstance(choose, Bot) else Bot(choose=choose, name=name, version=version)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 
     async def main() -> None:
-        task = asyncio.ensure_future(connect_async(bot, arena, token, bot_id))
+        task = asyncio.ensure_future(connect_async(bot, arena, token, bot_id, tls=tls))
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, task.cancel)

@@ -366,11 +366,17 @@ def _v16(dialect: str) -> list[str]:
     ]
 
 
+def _v17(dialect: str) -> list[str]:
+    """Bot keys (issue 20): ``bots.key_hash``, the hash of the bot's own key, a credential
+    that opens only that bot's ConnectBot stream ('' for none; ``arena.store.bot_keys``)."""
+    del dialect
+    return ["ALTER TABLE bots ADD COLUMN key_hash TEXT NOT NULL DEFAULT ''"]
+
+
 def _v18(dialect: str) -> list[str]:
     """Tournaments run by the arena (issue 23, ``arena.store.tournaments``): each tournament's
     configuration and progress, and each duplicate set played, once (its key is its place in
-    the plan), so a restarted arena resumes where it stopped and never counts a set twice.
-    (Migration 18 as assigned; the lead places it after 17 at merge.)"""
+    the plan), so a restarted arena resumes where it stopped and never counts a set twice."""
     blob = "BYTEA" if dialect == "postgres" else "BLOB"
     return [
         f"""CREATE TABLE tournaments (
@@ -396,6 +402,7 @@ def _v18(dialect: str) -> list[str]:
 
 MIGRATIONS: list[Callable[[str], list[str]]] = [
     *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14, _v15, _v16),
+    _v17,
     _v18,
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""
