@@ -34,6 +34,8 @@ from referee.runner import MatchSpec, play_match
 log = logging.getLogger("arena.tournaments")
 LEASE = "tournaments"
 """The leadership lease of the process that plays the tournaments."""
+MAX_BACKOFF_S = 300.0
+"""The longest wait before a tournament that keeps failing is tried again."""
 T = TypeVar("T")
 
 
@@ -45,6 +47,8 @@ class TournamentRunner:
         self.tournaments = tournaments
         self.poll_s = poll_s
         self._playing: dict[str, trio.CancelScope] = {}
+        self._failures: dict[str, tuple[int, float]] = {}
+        """Per tournament: failures in a row and when to try it again (trio time)."""
 
     async def _db(self, fn: Callable[..., T], *args: Any) -> T:
         return await self.arena.db(fn, *args)
@@ -68,18 +72,25 @@ class TournamentRunner:
             for scope in self._playing.values():  # another process plays them now
                 scope.cancel()
             return
+        now = trio.current_time()
         for row in await self._db(self.tournaments.listed, TournamentState.RUNNING):
-            if row.tournament_id not in self._playing:
+            _, retry_at = self._failures.get(row.tournament_id, (0, 0.0))
+            if row.tournament_id not in self._playing and now >= retry_at:
                 self._playing[row.tournament_id] = trio.CancelScope()
                 nursery.start_soon(self._play_guarded, row)
 
     async def _play_guarded(self, row: TournamentRow) -> None:
-        """``play``, a failure logged (the next tick resumes the tournament)."""
+        """``play``; a failure is logged and the tournament resumed after a back-off that
+        doubles with each failure in a row (from ``poll_s``, at most ``MAX_BACKOFF_S``)."""
         try:
             with self._playing[row.tournament_id]:
                 await self.play(row)
+            self._failures.pop(row.tournament_id, None)
         except Exception:
-            log.exception("tournament %s failed; resuming it", row.tournament_id)
+            failures = self._failures.get(row.tournament_id, (0, 0.0))[0] + 1
+            wait = min(MAX_BACKOFF_S, self.poll_s * 2**failures)
+            self._failures[row.tournament_id] = (failures, trio.current_time() + wait)
+            log.exception("tournament %s failed; resuming it in %.0f s", row.tournament_id, wait)
         finally:
             self._playing.pop(row.tournament_id, None)
 
