@@ -44,7 +44,8 @@ def test_the_crosstable_pages_render_and_shade_what_is_not_significant(tmp_path:
                         assert response is not None and response.status == 200, path
                         page.wait_for_load_state("networkidle")
                         assert page.evaluate(OVERFLOW) <= 0, f"{path} overflows at {width} px"
-                    assert page.locator("table.crosstable td.ns").count() == 6
+                    shown = page.locator("table.crosstable td.ns").count()
+                    assert shown == len(done.pairings) >= 4, "every pairing, none significant"
                     shaded = page.evaluate(BACKGROUND, "ns")
                     assert shaded not in ("rgba(0, 0, 0, 0)", "transparent"), "shaded"
                     assert shaded != page.evaluate(BACKGROUND, "self")
