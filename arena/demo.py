@@ -27,6 +27,7 @@ from arena.local_bots import (
     BotProcess,
     arena_serve_command,
     connect_bot,
+    sample_bot_kinds,
     start_many,
     start_server,
     stop_bot,
@@ -34,14 +35,13 @@ from arena.local_bots import (
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
 from referee.games.registry import ENTRIES, GAMES
-from sample_bots.serve import BOTS
 
 console = Console(width=None if sys.stdout.isatty() else 110)
 
 
 def lineup(game: str, seats: int) -> list[str]:
     """Bot kinds entered in a game's demo ladder: its heuristic bot if any, and random bots."""
-    kinds = [kind for kind in (f"{game}-heuristic",) if kind in BOTS]
+    kinds = [kind for kind in (f"{game}-heuristic",) if kind in sample_bot_kinds()]
     return kinds + ["random"] * max(2, seats + 1 - len(kinds))
 
 

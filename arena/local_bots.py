@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import selectors
 import signal
 import socket
@@ -38,6 +39,20 @@ class BotProcess:
 def start_bot(kind: str, seed: int | None = None, host: str = "127.0.0.1") -> BotProcess:
     """Start ``arena-bot KIND`` on a free port and wait until it listens."""
     return start_server(kind, bot_command(kind, seed, host))
+
+
+@functools.cache
+def sample_bot_kinds() -> frozenset[str]:
+    """The kinds of sample bot, as the sample bots' own program names them (``--list``): the
+    arena starts them by module name and imports none of them."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "sample_bots", "--list"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=STARTUP_TIMEOUT_S,
+    )
+    return frozenset(listed.stdout.split())
 
 
 def bot_command(kind: str, seed: int | None = None, host: str = "127.0.0.1") -> list[str]:

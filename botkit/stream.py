@@ -4,8 +4,10 @@ dialled the arena (``connect``: ``ArenaService.ConnectBot``, with reconnect and 
 
 Requests are answered one at a time in the order they came, as the unary server does (the
 bot's function is synchronous); pings are answered at once by the reader; a request withdrawn
-before its turn came is skipped. ``time_left_s()`` inside ``choose`` counts down from the
-request's arrival: its move time plus what is left of its time bank.
+before its turn came is skipped. Answers are written in batches: whatever is ready when the
+previous write is done goes as one message (the referee batches its requests the same way; a
+stream message costs a fast bot more than its decision). ``time_left_s()`` inside ``choose``
+counts down from the request's arrival: its move time plus what is left of its time bank.
 """
 
 from __future__ import annotations
@@ -25,15 +27,16 @@ import grpc
 import grpc.aio
 
 from botkit.bot import TIME_LEFT, Bot, ChooseFn, info_of
-from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
 from cardarena.bot.v1 import bot_service_pb2
+from netkit.tls import ClientTls
 
 log = logging.getLogger("botkit")
 
 ReadFn = Callable[[], Awaitable[Sequence[bot_service_pb2.RefereeMessage] | None]]
 """The next batch of messages of a stream (None: it ended)."""
-WriteFn = Callable[[bot_service_pb2.BotMessage], Awaitable[None]]
+WriteFn = Callable[[Sequence[bot_service_pb2.BotMessage]], Awaitable[None]]
+"""Write messages to the stream, as one batch."""
 
 BACKOFF_S = (0.5, 30.0)
 """First and longest wait before ``connect`` dials again after losing the arena."""
@@ -79,7 +82,22 @@ async def play_stream(bot: Bot, read: ReadFn, write: WriteFn) -> None:
     queue: collections.deque[tuple[bot_service_pb2.RefereeMessage, float]] = collections.deque()
     withdrawn: set[int] = set()
     ready = asyncio.Event()
-    ended = False
+    ended = finished = False
+    outbox: list[bot_service_pb2.BotMessage] = []
+    to_write = asyncio.Event()
+
+    def send(reply: bot_service_pb2.BotMessage) -> None:
+        outbox.append(reply)
+        to_write.set()
+
+    async def writer() -> None:
+        while outbox or not finished:
+            await to_write.wait()
+            to_write.clear()
+            while outbox:
+                batch = outbox[:]
+                outbox.clear()
+                await write(batch)
 
     async def reader() -> None:
         nonlocal ended
@@ -88,8 +106,7 @@ async def play_stream(bot: Bot, read: ReadFn, write: WriteFn) -> None:
                 for message in batch:
                     body = message.WhichOneof("body")
                     if body == "ping":
-                        pong = bot_service_pb2.Pong()
-                        await write(bot_service_pb2.BotMessage(id=message.id, pong=pong))
+                        send(bot_service_pb2.BotMessage(id=message.id, pong=bot_service_pb2.Pong()))
                     elif body == "withdrawal":
                         withdrawn.add(message.withdrawal.request_id)
                     else:
@@ -100,6 +117,7 @@ async def play_stream(bot: Bot, read: ReadFn, write: WriteFn) -> None:
             ready.set()
 
     async def worker() -> None:
+        nonlocal finished
         while True:
             await ready.wait()
             ready.clear()
@@ -110,13 +128,15 @@ async def play_stream(bot: Bot, read: ReadFn, write: WriteFn) -> None:
                     continue
                 reply = _answer(bot, message, received)
                 if reply is not None:
-                    await write(reply)
+                    send(reply)
                 await asyncio.sleep(0)  # let the reader take pings and withdrawals
             withdrawn.clear()  # every withdrawal seen refers to a request answered or skipped
             if ended:
+                finished = True  # the writer ends once the last answers are written
+                to_write.set()
                 return
 
-    await asyncio.gather(reader(), worker())
+    await asyncio.gather(reader(), worker(), writer())
 
 
 async def play_served(bot: Bot, requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -128,8 +148,8 @@ async def play_served(bot: Bot, requests: Any, context: grpc.aio.ServicerContext
             return None
         return request.messages  # type: ignore[no-any-return]
 
-    async def write(message: bot_service_pb2.BotMessage) -> None:
-        await context.write(bot_service_pb2.PlayResponse(messages=[message]))
+    async def write(messages: Sequence[bot_service_pb2.BotMessage]) -> None:
+        await context.write(bot_service_pb2.PlayResponse(messages=messages))
 
     await context.send_initial_metadata(())
     await play_stream(bot, read, write)
@@ -178,11 +198,11 @@ async def connect_once(
             assert isinstance(response, arena_service_pb2.ConnectBotResponse)
             return response.messages
 
-        async def write(message: bot_service_pb2.BotMessage) -> None:
-            await call.write(arena_service_pb2.ConnectBotRequest(messages=[message]))
+        async def write(messages: Sequence[bot_service_pb2.BotMessage]) -> None:
+            await call.write(arena_service_pb2.ConnectBotRequest(messages=messages))
 
         try:
-            await write(bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id)))
+            await write([bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id))])
             await play_stream(bot, read, write)
         except grpc.aio.AioRpcError as error:
             if error.code() in FINAL_CODES:

@@ -6,8 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from botkit import Bot, connect, serve
-from botkit.tls import ClientTls
+from botkit import Bot, ClientTls, connect, serve
 from sample_bots.king_heuristic import make_king_heuristic_bot
 from sample_bots.klaberjass_heuristic import make_klaberjass_heuristic_bot
 from sample_bots.mau_mau_heuristic import make_mau_mau_heuristic_bot
@@ -38,7 +37,10 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse arguments and serve the chosen bot until stopped."""
     parser = argparse.ArgumentParser(prog="arena-bot", description=__doc__)
-    parser.add_argument("kind", choices=sorted(BOTS), help="which sample bot to run")
+    parser.add_argument("kind", nargs="?", choices=sorted(BOTS), help="which sample bot to run")
+    parser.add_argument(
+        "--list", action="store_true", help="print the kinds of sample bot, one a line, and exit"
+    )
     parser.add_argument("--listen", default="127.0.0.1:0", help="host:port (port 0 = any)")
     parser.add_argument("--seed", type=int, default=None, help="seed for the bot's own choices")
     parser.add_argument("--tls-cert", default=None, help="PEM certificate chain: serve TLS")
@@ -68,6 +70,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--token", help="with --connect: the bot's key or its owner's token ('-': read stdin)"
     )
     args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(sorted(BOTS)))
+        return
+    if args.kind is None:
+        parser.error("which sample bot to run? (--list names them)")
     if args.max_concurrent_matches < 0:
         parser.error("--max-concurrent-matches must be 0 or more")
     if args.connect:

@@ -20,8 +20,8 @@ from arena.client import ArenaClient
 from arena.local_bots import stop_bot
 from arena.store.bot_keys import BOT_KEY_PREFIX
 from arena.store.repository import Store, StoreError
-from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2 as pb
+from netkit.tls import ClientTls
 from tests.certs import make_certs
 from tests.helpers import ROOT, random_bots
 from tests.test_ladder_e2e import arena_service, wait_active

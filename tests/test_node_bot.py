@@ -125,8 +125,8 @@ def test_node_bot_plays_over_its_play_stream(
 def test_node_bot_dials_out_over_tls_with_its_key_and_plays_its_validation_matches(
     node_bot_dir: Path, tmp_path: Path
 ) -> None:
-    from botkit.tls import ClientTls
     from cardarena.arena.v1 import arena_service_pb2 as pb
+    from netkit.tls import ClientTls
     from tests.certs import make_certs
     from tests.test_ladder_e2e import arena_service, wait_active
 
