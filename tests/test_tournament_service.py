@@ -13,21 +13,19 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 
-from arena.client import ArenaClient
-from arena.local_bots import BotProcess, arena_serve_command, start_bot, start_server, stop_bot
+from arena.local_bots import BotProcess, start_bot, start_server, stop_bot
 from arena.tournament import crosstable_from_json
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
 from referee.codec.common import option_value
 from referee.games.registry import ENTRIES
-from tests.helpers import POLLING_LIMITS, ROOT
-from tests.web_arena import WebArena, wait_for
+from tests.helpers import ROOT
+from tests.web_arena import WebArena, served_web, wait_for
 
 ADMIN = "tournament-admin-secret"
 ARENA = (sys.executable, "-m", "arena")
@@ -43,29 +41,9 @@ def settings() -> options_pb2.GameSettings:
     return game
 
 
-@contextlib.contextmanager
-def served(workdir: Path) -> Iterator[WebArena]:
+def served(workdir: Path) -> contextlib.AbstractContextManager[WebArena]:
     """``arena serve`` with its web UI on ``workdir``'s database (kept between runs)."""
-    token_file = workdir / "admin"
-    token_file.write_text(ADMIN)
-    command = arena_serve_command(
-        token_file,
-        ["--db", str(workdir / "arena.sqlite3")],
-        4,
-        *POLLING_LIMITS,
-        "--web-listen",
-        "127.0.0.1:0",
-    )
-    log = (workdir / "serve.log").open("a")
-    service = start_server("arena", command, cwd=str(ROOT), stderr=log.fileno())
-    try:
-        assert service.process.stdout is not None
-        line = service.process.stdout.readline()
-        assert line.startswith("WEB http://"), line
-        yield WebArena(service, line.split()[1], ArenaClient(service.address, ADMIN, 10))
-    finally:
-        stop_bot(service.process, grace_s=15)
-        log.close()
+    return served_web(workdir, ADMIN)
 
 
 def thinker(think_ms: int) -> BotProcess:
