@@ -236,6 +236,8 @@ READS = frozenset(
         "GetMatchRecord",
         "WatchMatch",
         "ListMatches",
+        "GetTournament",
+        "ListTournaments",
     }
 )
 """Methods that only read: limited per peer. Every other method is a write, limited per token as

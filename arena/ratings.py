@@ -85,6 +85,20 @@ def after_idle(rating: Rating, idle_us: int, growth_per_day: float) -> Rating:
     return Rating(rating.mu, min(INITIAL_SIGMA, grown))
 
 
+def idle_since(rated_us: int, now_us: int) -> int:
+    """How long an entry last rated at ``rated_us`` (0: never rated) has been idle at
+    ``now_us``: never negative, and nothing for an entry never rated (it is at its prior)."""
+    return max(0, now_us - rated_us) if rated_us else 0
+
+
+def rating_as_of(rating: Rating, rated_us: int, now_us: int, growth_per_day: float) -> Rating:
+    """The rating as it stands at ``now_us``: the stored one (last changed at ``rated_us``)
+    with σ grown by the idle time since, exactly as the next rated set will grow it
+    (``after_idle``). Standings and profiles show this, so idle growth is visible before the
+    bot plays again; the stored rating changes only when a set is rated."""
+    return after_idle(rating, idle_since(rated_us, now_us), growth_per_day)
+
+
 def set_ranks(matches: Sequence[Mapping[str, int]]) -> dict[str, int]:
     """Rank bots over several matches by the sum of their ranks (competition ranking)."""
     totals: dict[str, int] = {}

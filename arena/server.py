@@ -47,6 +47,7 @@ from arena.rpc_errors import RateLimitedLog, RequestGuard
 from arena.service import ArenaServicer
 from arena.store.db import Database, open_database
 from arena.store.repository import Store
+from arena.tournament_play import TournamentRunner
 from arena.web.server import bind, serve_web
 from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
 from netkit.listen import SERVER_OPTIONS, ListenError, add_port
@@ -166,6 +167,8 @@ async def serve(
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(arena.run)  # WorkerIdInUse if a live process has the id
+            if "referee" in config.roles:
+                nursery.start_soon(TournamentRunner(arena, servicer.tournaments).run)
             if web_socket is not None:
                 url = await nursery.start(serve_web, servicer, web_socket)
                 web_socket = None  # serve_web owns it now

@@ -36,7 +36,14 @@ from arena.limits import (
     whole_seconds,
 )
 from arena.peers import PeerChannels
-from arena.public import STRANGER, Viewer, profile_view, record_view, standings_view
+from arena.public import (
+    STRANGER,
+    Viewer,
+    bot_view,
+    profile_view,
+    record_view,
+    standings_view,
+)
 from arena.ratings import INITIAL_SIGMA
 from arena.store.calls import call_store
 from arena.store.listings import MAX_PAGE, TOKEN_CHARS, Listings, MatchQuery
@@ -44,15 +51,26 @@ from arena.store.repository import (
     DETAIL_LIMIT,
     MAX_MATCHES_PER_BOT_LIMIT,
     SEARCH_CHARS,
+    BotRow,
     BotState,
     OwnerLimits,
     Store,
     StoreError,
     withheld_message,
 )
+from arena.store.tournaments import TournamentRow, Tournaments
+from arena.tournament import MAX_ENTRANTS, TournamentError
+from arena.tournament_api import (
+    config_problem,
+    crosstable_of,
+    label,
+    plan_of,
+    tournament_message,
+    with_defaults,
+)
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
-from cardarena.game.v1 import record_pb2
+from cardarena.game.v1 import options_pb2, record_pb2
 from referee.bot_stream import StreamBot
 from referee.codec.common import game_description, option_value
 from referee.games.api import RulesError
@@ -144,6 +162,7 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
         self.limits = limits or ApiLimits()
         self.peers = PeerChannels() if peers is None else peers  # empty is falsy: no `or`
         self.listings = Listings(store.db)
+        self.tournaments = Tournaments(store.db, store.clock)
 
     async def _call(self, context: Context, fn: Callable[..., T], *args: Any) -> T:
         try:
@@ -795,3 +814,93 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             )
         await self._call(context, self.store.void_parked, request.match_id, request.reason)
         return pb.VoidMatchResponse(match_id=request.match_id)
+
+    # -- tournaments -----------------------------------------------------------------------------
+
+    async def CreateTournament(
+        self, request: pb.CreateTournamentRequest, context: Context
+    ) -> pb.CreateTournamentResponse:
+        await self._require_admin(context, "creating tournaments")
+        config = with_defaults(request.config)
+        await _require(context, config_problem(config, self.store.clock()))
+        bots, settings = await self._tournament_entrants(context, config)
+        await _require(
+            context,
+            fields.identifier("settings.game", settings.game),
+            fields.options(settings.options),
+        )
+        if not settings.num_seats and settings.game in STATE_CLASSES:
+            settings.num_seats = STATE_CLASSES[settings.game].game_type.min_seats
+        try:
+            game = game_from_settings(settings)
+        except (RulesError, ValueError) as error:
+            detail = f"settings: {fields.clipped(str(error))}"
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, detail)
+        for bot in bots:
+            if bot.game != settings.game:
+                detail = f"entrant {label(bot)!r} plays {bot.game}, not {settings.game}"
+                await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, detail)
+            if bot.state not in (BotState.ACTIVE, BotState.PAUSED, BotState.UNHEALTHY):
+                detail = f"entrant {label(bot)!r} is {bot.state}: it cannot play"
+                await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, detail)
+        stored = pb.TournamentConfig()
+        stored.CopyFrom(config)
+        del stored.entrants[:]
+        stored.entrants.extend(bot.bot_id for bot in bots)
+        stored.settings.CopyFrom(settings)
+        stored.settings.options.clear()
+        for name, value in game.options.items():
+            stored.settings.options[name].CopyFrom(option_value(value))
+        try:
+            plan_of(stored, [label(bot) for bot in bots])
+        except TournamentError as error:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        row = await self._call(context, self.tournaments.create, stored)
+        return pb.CreateTournamentResponse(
+            tournament=await self._tournament(context, row, full=True)
+        )
+
+    async def _tournament_entrants(
+        self, context: Context, config: pb.TournamentConfig
+    ) -> tuple[list[BotRow], options_pb2.GameSettings]:
+        """The bots a configuration names (distinct) and the game settings it plays: its own,
+        or the ladder's when it names a ladder and no game."""
+        settings = options_pb2.GameSettings()
+        settings.CopyFrom(config.settings)
+        if config.ladder:
+            ladder = await self._call(context, self.store.ladder, config.ladder)
+            if not settings.game:
+                settings.CopyFrom(ladder.config.settings)
+            entrants = await self._call(context, self.store.entrants, ladder.ladder_id)
+            if len(entrants) > MAX_ENTRANTS:
+                detail = f"ladder {config.ladder!r} has more than {MAX_ENTRANTS} active bots"
+                await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, detail)
+            ids = sorted(entrant.bot_id for entrant in entrants)
+        else:
+            ids = [await self._bot_id(context, reference) for reference in config.entrants]
+        if len(set(ids)) != len(ids):
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "an entrant is named twice")
+        return [await self._call(context, self.store.bot, bot_id) for bot_id in ids], settings
+
+    async def _tournament(self, context: Context, row: TournamentRow, full: bool) -> pb.Tournament:
+        """A stored tournament on the wire, as a stranger sees its bots."""
+        bots = [await self._call(context, self.store.bot, bot_id) for bot_id in row.config.entrants]
+        entrants = [bot_view(bot.to_proto(), STRANGER) for bot in bots]
+        played = await self._call(context, self.tournaments.played_sets, row.tournament_id)
+        table = crosstable_of(row, [label(bot) for bot in entrants], played)
+        return tournament_message(row, entrants, table, full)
+
+    async def GetTournament(
+        self, request: pb.GetTournamentRequest, context: Context
+    ) -> pb.GetTournamentResponse:
+        await _require(context, fields.identifier("tournament", request.tournament))
+        row = await self._call(context, self.tournaments.get, request.tournament)
+        return pb.GetTournamentResponse(tournament=await self._tournament(context, row, True))
+
+    async def ListTournaments(
+        self, request: pb.ListTournamentsRequest, context: Context
+    ) -> pb.ListTournamentsResponse:
+        rows = await self._call(context, self.tournaments.listed)
+        return pb.ListTournamentsResponse(
+            tournaments=[await self._tournament(context, row, False) for row in rows]
+        )

@@ -19,14 +19,17 @@ import argparse
 import csv
 import json
 import sys
+import time
 from pathlib import Path
 
+import grpc
 import trio
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from arena.duplicate_scoring import Rotation
+from arena.cli_args import game_type_of, parse_options
+from arena.cli_service import _client, _fail, add_client_command
 from arena.local_bots import sample_bot_kinds, start_many, stop_bot
 from arena.tournament import (
     FORMATS,
@@ -38,17 +41,18 @@ from arena.tournament import (
     TournamentPlan,
     crosstable_from_json,
 )
-from cardarena.game.v1 import record_pb2
+from arena.tournament_api import FORMAT_WIRE, crosstable_from_message, rotations_of
+from cardarena.arena.v1 import arena_service_pb2 as pb
+from cardarena.game.v1 import options_pb2, record_pb2
 from referee import aio_bridge
 from referee.bot_client import BotPool
+from referee.codec.common import option_value
 from referee.games.api import Game, RulesError
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, TimeControl
 from referee.runner import MatchSpec, play_match
 
 console = Console(width=None if sys.stdout.isatty() else 120)
-
-RATED = (record_pb2.MATCH_STATUS_COMPLETED, record_pb2.MATCH_STATUS_FORFEITED)
 
 
 def crosstable_view(table: Crosstable) -> Table:
@@ -146,15 +150,7 @@ def play_tournament(
         async with trio.open_nursery() as nursery:
             for index in range(len(planned.matches)):
                 nursery.start_soon(one, index)
-        rotations = tuple(
-            Rotation(
-                match.seats,
-                tuple(record.outcome.ranks),
-                tuple(float(s) for s in record.outcome.scores),
-            )
-            for match, record in zip(planned.matches, records, strict=True)
-            if record is not None and record.status in RATED
-        )
+        rotations = rotations_of(planned, records)
         tournament.record(SetResult(planned.round, planned.table, planned.index, rotations))
 
     finished = aio_bridge.run(main)
@@ -217,14 +213,85 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """Entry point of ``arena tournament show``."""
-    try:
-        table = crosstable_from_json(json.loads(args.file.read_text()))
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise SystemExit(f"error: {args.file}: not a tournament's JSON ({error})") from None
+    """Entry point of ``arena tournament show``: a JSON file's crosstable, or with
+    ``--server`` a tournament's on the arena (``GetTournament``)."""
+    if args.server:
+        try:
+            response = _client(args).call(
+                "GetTournament", pb.GetTournamentRequest(tournament=str(args.file))
+            )
+        except grpc.RpcError as error:
+            return _fail(error)
+        table = crosstable_from_message(response.tournament)
+        console.print(f"{response.tournament.config.name}: {_state(response.tournament)}")
+    else:
+        try:
+            table = crosstable_from_json(json.loads(args.file.read_text()))
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise SystemExit(f"error: {args.file}: not a tournament's JSON ({error})") from None
     console.print(summary(table))
     console.print(crosstable_view(table))
-    write_exports(table, None, args.csv)
+    write_exports(table, args.json, args.csv)
+    return 0
+
+
+def _state(tournament: pb.Tournament) -> str:
+    return pb.TournamentState.Name(tournament.state).removeprefix("TOURNAMENT_STATE_").lower()
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    """Entry point of ``arena tournament create`` (admin token): the arena plays it."""
+    settings = options_pb2.GameSettings(game=args.game or "", num_seats=args.seats)
+    if args.game:
+        game_type = game_type_of(args.game)
+        for name, value in parse_options(game_type, args.option).items():
+            settings.options[name].CopyFrom(option_value(value))
+    config = pb.TournamentConfig(
+        name=args.name,
+        settings=settings,
+        entrants=args.entrant,
+        ladder=args.ladder,
+        format=FORMAT_WIRE[args.format],
+        sets=args.sets,
+        rounds=args.rounds,
+        seed=args.seed,
+        deadline_us=time.time_ns() // 1000 + int(args.deadline_s * 1e6),
+        move_time_ms=args.move_time_ms,
+        time_bank_ms=args.time_bank_ms,
+        max_faults=args.max_faults,
+        concurrency=args.parallel,
+    )
+    try:
+        request = pb.CreateTournamentRequest(config=config)
+        created = _client(args).call("CreateTournament", request).tournament
+    except grpc.RpcError as error:
+        return _fail(error)
+    console.print(
+        f"created tournament {created.config.name} ({created.tournament_id}), "
+        f"{len(created.entrants)} entrants"
+    )
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Entry point of ``arena tournament list``."""
+    try:
+        listed = _client(args).call("ListTournaments", pb.ListTournamentsRequest())
+    except grpc.RpcError as error:
+        return _fail(error)
+    view = Table(title="tournaments")
+    for column in ("id", "name", "game", "state", "sets", "entrants"):
+        view.add_column(column)
+    for t in listed.tournaments:
+        view.add_row(
+            t.tournament_id,
+            Text(t.config.name),
+            t.config.settings.game,
+            _state(t),
+            f"{t.sets_played}/{t.sets_planned}",
+            str(len(t.entrants)),
+        )
+    console.print(view)
     return 0
 
 
@@ -255,7 +322,27 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     run.add_argument("--json", type=Path, help="write the crosstable as JSON")
     run.add_argument("--csv", type=Path, help="write the crosstable as CSV")
     run.set_defaults(run=cmd_run)
-    show = sub.add_parser("show", help="show a tournament's crosstable from its JSON")
-    show.add_argument("file", type=Path)
+    show = add_client_command(sub, "show", "show a crosstable: a JSON file's, or --server's")
+    show.set_defaults(server="")
+    show.add_argument("file", type=Path, help="the JSON file, or with --server an id or name")
+    show.add_argument("--json", type=Path, help="also write it as JSON")
     show.add_argument("--csv", type=Path, help="also write it as CSV")
     show.set_defaults(run=cmd_show)
+    create = add_client_command(sub, "create", "have the arena play a tournament (admin token)")
+    create.add_argument("name")
+    create.add_argument("--game", default="", help="default: the --ladder's")
+    create.add_argument("--seats", type=int, default=0, help="default: the game's fewest")
+    create.add_argument("--option", action="append", default=[], help="NAME=VALUE house rule")
+    create.add_argument("--entrant", action="append", default=[], help="bot id or OWNER/NAME")
+    create.add_argument("--ladder", default="", help="instead: every active bot of a ladder")
+    create.add_argument("--format", choices=FORMATS, default="round-robin")
+    create.add_argument("--sets", type=int, default=2, help="duplicate sets per table")
+    create.add_argument("--rounds", type=int, default=3, help="Swiss rounds")
+    create.add_argument("--seed", type=int, default=1)
+    create.add_argument("--deadline-s", type=_positive_seconds, default=3600.0)
+    create.add_argument("--parallel", type=int, default=4, help="matches at once")
+    create.add_argument("--move-time-ms", type=int, default=1000)
+    create.add_argument("--time-bank-ms", type=int, default=10_000)
+    create.add_argument("--max-faults", type=int, default=0)
+    create.set_defaults(run=cmd_create)
+    add_client_command(sub, "list", "the arena's tournaments").set_defaults(run=cmd_list)

@@ -138,48 +138,58 @@ def quick_ladder() -> pb.CreateLadderRequest:
 
 
 @contextlib.contextmanager
-def web_arena(workdir: Path, min_finished: int = 3) -> Iterator[WebArena]:
-    """An arena with its web UI and ``LINEUP`` playing ``LADDER``; yields once
-    ``min_finished`` matches have finished (more go on being played)."""
+def served_web(workdir: Path, admin: str = ADMIN, workers: int = 4) -> Iterator[WebArena]:
+    """``arena serve`` with its web UI on ``workdir``'s database (kept between runs: a second
+    one restarts the first one's arena), stopped on leaving; its log in ``serve.log``."""
     token_file = workdir / "admin"
-    token_file.write_text(ADMIN)
+    token_file.write_text(admin)
     command = arena_serve_command(
         token_file,
         ["--db", str(workdir / "arena.sqlite3")],
-        4,
+        workers,
         *POLLING_LIMITS,
         "--web-listen",
         "127.0.0.1:0",
     )
     log = (workdir / "serve.log").open("a")
     service = start_server("arena", command, cwd=str(ROOT), stderr=log.fileno())
-    bots: list[BotProcess] = []
     try:
         assert service.process.stdout is not None
         line = service.process.stdout.readline()
         assert line.startswith("WEB http://"), line
-        bots = [start_lineup_bot(kind, i) for i, (_, kind) in enumerate(LINEUP)]
-        client = ArenaClient(service.address, ADMIN, timeout_s=10)
-        arena = WebArena(service, line.split()[1], client)
-        for (owner, kind), bot in zip(LINEUP, bots, strict=True):
-            name = f"{owner}-{kind}"
-            registered = client.call(
-                "RegisterBot",
-                pb.RegisterBotRequest(
-                    owner=owner, name=name, game="oh-hell", endpoint=bot.address, version="1.0"
-                ),
-            )
-            arena.bot_ids[name] = registered.bot.bot_id
-            arena.owner_tokens[owner] = registered.owner_token
-        client.call("CreateLadder", quick_ladder())
-        wait_for(arena.all_entered, 180, "every bot validated and entered")
-        wait_for(lambda: arena.finished() >= min_finished, 180, f"{min_finished} matches")
-        yield arena
+        client = ArenaClient(service.address, admin, timeout_s=10)
+        yield WebArena(service, line.split()[1], client)
     finally:
-        for bot in bots:
-            stop_bot(bot.process)
         stop_bot(service.process, grace_s=15)
         log.close()
+
+
+@contextlib.contextmanager
+def web_arena(workdir: Path, min_finished: int = 3) -> Iterator[WebArena]:
+    """An arena with its web UI and ``LINEUP`` playing ``LADDER``; yields once
+    ``min_finished`` matches have finished (more go on being played)."""
+    bots: list[BotProcess] = []
+    with served_web(workdir) as arena:
+        try:
+            bots = [start_lineup_bot(kind, i) for i, (_, kind) in enumerate(LINEUP)]
+            client = arena.client
+            for (owner, kind), bot in zip(LINEUP, bots, strict=True):
+                name = f"{owner}-{kind}"
+                registered = client.call(
+                    "RegisterBot",
+                    pb.RegisterBotRequest(
+                        owner=owner, name=name, game="oh-hell", endpoint=bot.address, version="1.0"
+                    ),
+                )
+                arena.bot_ids[name] = registered.bot.bot_id
+                arena.owner_tokens[owner] = registered.owner_token
+            client.call("CreateLadder", quick_ladder())
+            wait_for(arena.all_entered, 180, "every bot validated and entered")
+            wait_for(lambda: arena.finished() >= min_finished, 180, f"{min_finished} matches")
+            yield arena
+        finally:
+            for bot in bots:
+                stop_bot(bot.process)
 
 
 def chromium_or_skip() -> str:

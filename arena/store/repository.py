@@ -37,7 +37,9 @@ from arena.ratings import (
     Rating,
     RatingPolicy,
     displayed_rating,
+    idle_since,
     rate_set,
+    rating_as_of,
 )
 from arena.store.bot_keys import new_bot_key, revoke_owner_keys, set_key_hash
 from arena.store.coordination import holds_lease
@@ -391,8 +393,10 @@ class _RatingInputs:
 class Store:
     """The arena's persistent state on a ``Database`` (SQLite or PostgreSQL)."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, clock: Callable[[], int] = now_us) -> None:
         self.db = database
+        self.clock = clock
+        """Microseconds since the epoch, for what is shown as of now (idle σ growth)."""
         self._fill_in_concurrency()
 
     def _fill_in_concurrency(self) -> None:
@@ -1022,35 +1026,49 @@ class Store:
                     f"ON o.owner_id = b.owner_id WHERE TRUE{where}), ranked AS (SELECT e.bot_id, "
                     f"ROW_NUMBER() OVER (ORDER BY {DISPLAY_SQL} DESC, e.bot_id) AS position "
                     "FROM entries e WHERE e.ladder_id = ?) SELECT "
-                    f"{_STANDING_COLUMNS}, r.position FROM ranked r JOIN found f "
+                    f"{_STANDING_COLUMNS}, r.position, e.rated_us FROM ranked r JOIN found f "
                     "ON f.bot_id = r.bot_id JOIN entries e ON e.ladder_id = ? "
                     f"AND e.bot_id = r.bot_id {_STANDING_JOINS} ORDER BY r.position{page}",
                     (*params, ladder_id, ladder_id),
                 )
             else:
                 rows = tx.all(
-                    f"SELECT {_STANDING_COLUMNS}, 0 FROM (SELECT * FROM entries e "
+                    f"SELECT {_STANDING_COLUMNS}, 0, e.rated_us FROM (SELECT * FROM entries e "
                     f"WHERE e.ladder_id = ? ORDER BY {DISPLAY_SQL} DESC, e.bot_id{page}) e "
                     f"{_STANDING_JOINS} ORDER BY {DISPLAY_SQL} DESC, e.bot_id",
                     (ladder_id,),
                 )
+            growth = self._sigma_growth(tx, ladder_id)
+            now = self.clock()
+            shown = {r[6]: rating_as_of(Rating(r[0], r[1]), r[16], now, growth) for r in rows}
             trends = {
-                r[6]: self._trend(tx, ladder_id, r[6], displayed_rating(r[0], r[1])) for r in rows
+                bot: self._trend(tx, ladder_id, bot, rating.display)
+                for bot, rating in shown.items()
             }
         return [
             arena_service_pb2.Standing(
                 position=r[15] or position,
                 bot=BotRow(*r[6:15]).to_proto(),
-                rating=displayed_rating(r[0], r[1]),
+                rating=shown[r[6]].display,
                 mu=r[0],
-                sigma=r[1],
+                sigma=shown[r[6]].sigma,
                 matches=r[2],
                 first_places=r[3],
                 fault_rate=100.0 * r[5] / r[4] if r[4] else 0.0,
                 trend=trends[r[6]],
+                rated_at_us=r[16],
             )
             for position, r in enumerate(rows, start=offset + 1)
         ]
+
+    @staticmethod
+    def _sigma_growth(tx: Tx, ladder_id: str) -> float:
+        """A ladder's ``sigma_growth_per_day`` (0 for a ladder that is not there)."""
+        row = tx.one("SELECT config FROM ladders WHERE ladder_id = ?", (ladder_id,))
+        if row is None:
+            return 0.0
+        config = arena_service_pb2.LadderConfig.FromString(bytes(row[0]))
+        return rating_policy(config).sigma_growth_per_day
 
     @staticmethod
     def _trend(tx: Tx, ladder_id: str, bot_id: str, rating: float) -> float:
@@ -1737,7 +1755,7 @@ class Store:
         now = now_us()
         for bot, mu, sigma, rated_us in entries.rows():
             inputs.current[bot] = Rating(mu, sigma)
-            inputs.idle_us[bot] = now - rated_us if rated_us else 0
+            inputs.idle_us[bot] = idle_since(rated_us, now)
         seats_of: dict[str, list[tuple[str, int, float]]] = {}
         for match_id, bot, rank, score in seat_rows.rows():
             seats_of.setdefault(match_id, []).append((bot, rank, float(score)))
@@ -1831,7 +1849,7 @@ class Store:
         with self.db.transaction() as tx:
             bot = self._bot(tx, bot_id)
             response = arena_service_pb2.GetBotProfileResponse(bot=bot.to_proto())
-            response.versions.extend(version_figures(tx, bot_id))
+            response.versions.extend(version_figures(tx, bot_id, self.clock()))
             replaced = sorted(
                 (v.replaced_at_us, v.version) for v in response.versions if not v.current
             )

@@ -498,8 +498,35 @@ def _v18(dialect: str) -> list[str]:
     return ["ALTER TABLE bots ADD COLUMN key_hash TEXT NOT NULL DEFAULT ''"]
 
 
+def _v19(dialect: str) -> list[str]:
+    """Tournaments run by the arena (issue 23, ``arena.store.tournaments``): each tournament's
+    configuration and progress, and each duplicate set played, once (its key is its place in
+    the plan), so a restarted arena resumes where it stopped and never counts a set twice."""
+    blob = "BYTEA" if dialect == "postgres" else "BLOB"
+    return [
+        f"""CREATE TABLE tournaments (
+            tournament_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            config {blob} NOT NULL,
+            state TEXT NOT NULL,
+            sets_planned INTEGER NOT NULL DEFAULT 0,
+            created_at_us BIGINT NOT NULL,
+            finished_at_us BIGINT NOT NULL DEFAULT 0)""",
+        "CREATE INDEX tournaments_by_state ON tournaments (state, created_at_us)",
+        """CREATE TABLE tournament_sets (
+            tournament_id TEXT NOT NULL REFERENCES tournaments (tournament_id),
+            round INTEGER NOT NULL,
+            table_index INTEGER NOT NULL,
+            set_index INTEGER NOT NULL,
+            rotations TEXT NOT NULL,
+            matches INTEGER NOT NULL,
+            played_at_us BIGINT NOT NULL,
+            PRIMARY KEY (tournament_id, round, table_index, set_index))""",
+    ]
+
+
 MIGRATIONS: list[Callable[[str], list[str]]] = [
     *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14, _v15, _v16),
-    *(_v17, _v18),
+    *(_v17, _v18, _v19),
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.ratings import Rating, displayed_rating, new_version_rating
+from arena.ratings import Rating, displayed_rating, new_version_rating, rating_as_of
 from arena.store.db import Tx
 from cardarena.arena.v1 import arena_service_pb2 as pb
 
@@ -61,14 +61,20 @@ def _figures(row: Any, **extra: Any) -> pb.VersionFigures:
     )
 
 
-def version_figures(tx: Tx, bot_id: str) -> list[pb.VersionFigures]:
-    """Every version's figures per ladder: the current version's entries first, then the
-    earlier versions, latest replaced first."""
-    current = tx.all(
-        "SELECT ladder_id, version, mu, sigma, matches, first_places FROM entries "
-        "WHERE bot_id = ? ORDER BY ladder_id",
+def version_figures(tx: Tx, bot_id: str, now_us: int) -> list[pb.VersionFigures]:
+    """Every version's figures per ladder: the current version's entries first, with σ as of
+    ``now_us`` (grown by the ladder's idle growth since the entry was last rated), then the
+    earlier versions, latest replaced first (as they were when replaced)."""
+    current = []
+    for ladder_id, version, mu, sigma, matches, first_places, rated_us, config in tx.all(
+        "SELECT e.ladder_id, e.version, e.mu, e.sigma, e.matches, e.first_places, e.rated_us, "
+        "l.config FROM entries e JOIN ladders l ON l.ladder_id = e.ladder_id "
+        "WHERE e.bot_id = ? ORDER BY e.ladder_id",
         (bot_id,),
-    )
+    ):
+        growth = pb.LadderConfig.FromString(bytes(config)).sigma_growth_per_day
+        shown = rating_as_of(Rating(mu, sigma), rated_us, now_us, growth)
+        current.append((ladder_id, version, shown.mu, shown.sigma, matches, first_places))
     replaced = tx.all(
         "SELECT ladder_id, version, mu, sigma, matches, first_places, replaced_at_us "
         "FROM version_entries WHERE bot_id = ? ORDER BY replaced_at_us DESC, ladder_id",

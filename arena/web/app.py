@@ -8,7 +8,9 @@ the handler's one-line detail.
 
 from __future__ import annotations
 
+import csv
 import importlib
+import io
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass
@@ -27,7 +29,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena.limits import ApiLimits, peer_key, whole_seconds
-from arena.web import pages
+from arena.tournament_api import crosstable_from_message
+from arena.web import pages, tournament_pages
 from arena.web.calls import ApiError, ArenaCalls
 from arena.web.openapi import openapi_document
 from arena.web.operator import OperatorView, Panel
@@ -41,6 +44,8 @@ MAX_OFFSET = 10_000_000
 LIVE_PAGES = 20
 """At most this many pages of 100 live matches are read for ``/live`` and the ladder counts."""
 EVENTS = "/api/v1/matches/{}/events"
+EXPORTS = ("json", "csv")
+"""The downloads of a tournament's crosstable."""
 MAX_STREAMS = 256
 """Live-table streams served at once by this process; more get 503."""
 
@@ -211,6 +216,25 @@ class WebApp:
     async def operator_page(self, request: Request) -> str:
         return pages.operator_page(await self.panel())
 
+    async def tournaments(self, request: Request) -> str:
+        return tournament_pages.tournaments_page((await self.calls.tournaments()).tournaments)
+
+    async def tournament(self, request: Request) -> str:
+        tournament = (await self.calls.tournament(request.path_params["tournament"])).tournament
+        return tournament_pages.tournament_page(tournament, crosstable_from_message(tournament))
+
+    async def tournament_export(self, request: Request, kind: str) -> Response:
+        """``/tournaments/{id}.json`` or ``.csv``: the crosstable as a download."""
+        tournament = (await self.calls.tournament(request.path_params["tournament"])).tournament
+        table = crosstable_from_message(tournament)
+        name = f"{tournament.config.name}.{kind}"
+        disposition = {"content-disposition": f'attachment; filename="{name}"'}
+        if kind == "json":
+            return JSONResponse(table.to_json(), headers=disposition)
+        out = io.StringIO()
+        csv.writer(out).writerows(table.csv_rows())
+        return Response(out.getvalue(), media_type="text/csv", headers=disposition)
+
     # -- the JSON API ----------------------------------------------------------------------------
 
     async def api_games(self, request: Request) -> Message:
@@ -253,6 +277,12 @@ class WebApp:
                 recent_matches=whole(request, "recent", 20, 1, 500),
             )
         )
+
+    async def api_tournaments(self, request: Request) -> Message:
+        return await self.calls.tournaments()
+
+    async def api_tournament(self, request: Request) -> Message:
+        return await self.calls.tournament(request.path_params["tournament"])
 
     async def api_record(self, request: Request) -> Message:
         return await self.calls.record(request.path_params["match_id"])
@@ -404,6 +434,20 @@ def _page(handler: Callable[[Request], Awaitable[str]]) -> Endpoint:
     return endpoint
 
 
+def _download(handler: Callable[[Request, str], Awaitable[Response]], kind: str) -> Endpoint:
+    """A file of a page (``kind``: ``json``, ``csv``): a refusal is the page's error, as HTML."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(request, kind)
+        except ApiError as error:
+            return HTMLResponse(
+                pages.error_page(error.http_status, error.detail), error.http_status
+            )
+
+    return endpoint
+
+
 def _api(handler: Callable[[Request], Awaitable[Message | Response]]) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         try:
@@ -466,6 +510,12 @@ def make_app(web: WebApp) -> Starlette:
         Route("/matches/{match_id}", _page(web.match)),
         Route("/live", _page(web.live)),
         Route("/operator", _page(web.operator_page)),
+        Route("/tournaments", _page(web.tournaments)),
+        *(
+            Route(f"/tournaments/{{tournament}}.{kind}", _download(web.tournament_export, kind))
+            for kind in EXPORTS
+        ),
+        Route("/tournaments/{tournament}", _page(web.tournament)),
         Route("/api/v1/openapi.json", openapi),
         Route("/api/v1/games", _api(web.api_games)),
         Route("/api/v1/ladders", _api(web.api_ladders)),
@@ -478,6 +528,8 @@ def make_app(web: WebApp) -> Starlette:
         Route("/api/v1/matches/{match_id}/live", _api(web.api_live_table)),
         Route("/api/v1/bots/{bot}", _api(web.api_bot)),
         Route("/api/v1/operator", _api(web.api_operator)),
+        Route("/api/v1/tournaments", _api(web.api_tournaments)),
+        Route("/api/v1/tournaments/{tournament}", _api(web.api_tournament)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     # Compressed when the browser accepts it (a long match's frames shrink about tenfold);

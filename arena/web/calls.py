@@ -120,6 +120,15 @@ class ArenaCalls:
         except StoreError as error:
             raise ApiError(grpc.StatusCode[error.code], str(error)) from None
 
+    async def tournaments(self) -> pb.ListTournamentsResponse:
+        """``ListTournaments``."""
+        return await self._unary(self.servicer.ListTournaments, pb.ListTournamentsRequest())
+
+    async def tournament(self, key: str) -> pb.GetTournamentResponse:
+        """``GetTournament``."""
+        request = pb.GetTournamentRequest(tournament=key)
+        return await self._unary(self.servicer.GetTournament, request)
+
     async def games(self) -> pb.ListGamesResponse:
         """``ListGames``."""
         return await self._unary(self.servicer.ListGames, pb.ListGamesRequest())

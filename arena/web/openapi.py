@@ -160,6 +160,17 @@ def openapi_document() -> dict[str, Any]:
             message(pb.GetBotProfileResponse.DESCRIPTOR),
             [BOT, _param("recent", "query", "recent matches, 1 to 500 (default 20)", "integer")],
         ),
+        "/api/v1/tournaments": _get(
+            "Every tournament, newest first, without crosstables (ListTournaments)",
+            message(pb.ListTournamentsResponse.DESCRIPTOR),
+            [],
+        ),
+        "/api/v1/tournaments/{tournament}": _get(
+            "A tournament's progress and crosstable: each ordered pairing's score with its "
+            "95 % interval (GetTournament)",
+            message(pb.GetTournamentResponse.DESCRIPTOR),
+            [_param("tournament", "path", "the tournament's id or name")],
+        ),
         "/api/v1/operator": _get(
             "This process's at-a-glance figures", {"$ref": "#/components/schemas/OperatorPanel"}, []
         ),

@@ -74,7 +74,12 @@ def when(at_us: int) -> str:
 
 def layout(title: str, body: str, *, active: str = "", head: str = "") -> str:
     """A whole page: the navigation, ``body`` and the shared style and script."""
-    links = [("/", "Ladders"), ("/live", "Live"), ("/operator", "Operator")]
+    links = [
+        ("/", "Ladders"),
+        ("/tournaments", "Tournaments"),
+        ("/live", "Live"),
+        ("/operator", "Operator"),
+    ]
     nav = "".join(
         f'<a href="{href}"{" aria-current=page" if href == active else ""}>{name}</a>'
         for href, name in links

@@ -186,6 +186,58 @@ MATCH_FAILURE_KIND_INTERRUPTED: MatchFailureKind.ValueType  # 4
 """The worker playing it stopped, died or lost its lease before the end."""
 Global___MatchFailureKind: _TypeAlias = MatchFailureKind  # noqa: Y015
 
+class _TournamentFormat:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _TournamentFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TournamentFormat.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TOURNAMENT_FORMAT_UNSPECIFIED: _TournamentFormat.ValueType  # 0
+    """As TOURNAMENT_FORMAT_ROUND_ROBIN."""
+    TOURNAMENT_FORMAT_ROUND_ROBIN: _TournamentFormat.ValueType  # 1
+    """Every group of num_seats entrants at a table once (two seats: every pairing)."""
+    TOURNAMENT_FORMAT_SWISS: _TournamentFormat.ValueType  # 2
+    """`rounds` rounds, each seating entrants of close scores together (who have met least)."""
+
+class TournamentFormat(_TournamentFormat, metaclass=_TournamentFormatEnumTypeWrapper):
+    """How a tournament seats its entrants."""
+
+TOURNAMENT_FORMAT_UNSPECIFIED: TournamentFormat.ValueType  # 0
+"""As TOURNAMENT_FORMAT_ROUND_ROBIN."""
+TOURNAMENT_FORMAT_ROUND_ROBIN: TournamentFormat.ValueType  # 1
+"""Every group of num_seats entrants at a table once (two seats: every pairing)."""
+TOURNAMENT_FORMAT_SWISS: TournamentFormat.ValueType  # 2
+"""`rounds` rounds, each seating entrants of close scores together (who have met least)."""
+Global___TournamentFormat: _TypeAlias = TournamentFormat  # noqa: Y015
+
+class _TournamentState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _TournamentStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TournamentState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TOURNAMENT_STATE_UNSPECIFIED: _TournamentState.ValueType  # 0
+    """Not set."""
+    TOURNAMENT_STATE_RUNNING: _TournamentState.ValueType  # 1
+    """Its sets are being played (or wait for an arena process to play them)."""
+    TOURNAMENT_STATE_FINISHED: _TournamentState.ValueType  # 2
+    """Every planned set was played."""
+    TOURNAMENT_STATE_STOPPED: _TournamentState.ValueType  # 3
+    """Its deadline passed before every set was played: the crosstable holds the sets played."""
+
+class TournamentState(_TournamentState, metaclass=_TournamentStateEnumTypeWrapper):
+    """Where a tournament stands."""
+
+TOURNAMENT_STATE_UNSPECIFIED: TournamentState.ValueType  # 0
+"""Not set."""
+TOURNAMENT_STATE_RUNNING: TournamentState.ValueType  # 1
+"""Its sets are being played (or wait for an arena process to play them)."""
+TOURNAMENT_STATE_FINISHED: TournamentState.ValueType  # 2
+"""Every planned set was played."""
+TOURNAMENT_STATE_STOPPED: TournamentState.ValueType  # 3
+"""Its deadline passed before every set was played: the crosstable holds the sets played."""
+Global___TournamentState: _TypeAlias = TournamentState  # noqa: Y015
+
 @_typing.final
 class Bot(_message.Message):
     """A bot as the arena knows it."""
@@ -818,14 +870,15 @@ class Standing(_message.Message):
     FIRST_PLACES_FIELD_NUMBER: _builtins.int
     FAULT_RATE_FIELD_NUMBER: _builtins.int
     TREND_FIELD_NUMBER: _builtins.int
+    RATED_AT_US_FIELD_NUMBER: _builtins.int
     position: _builtins.int
     """Position, from 1."""
     rating: _builtins.float
-    """The displayed rating: mu - 3 sigma."""
+    """The displayed rating: mu - 3 sigma (as of the answer; see rated_at_us)."""
     mu: _builtins.float
     """The rating's mean."""
     sigma: _builtins.float
-    """The rating's uncertainty."""
+    """The rating's uncertainty, as of the answer: grown with the time since rated_at_us."""
     matches: _builtins.int
     """Rated matches played."""
     first_places: _builtins.int
@@ -837,6 +890,11 @@ class Standing(_message.Message):
     trend: _builtins.float
     """Change of the displayed rating over the bot's last 10 rated matches in this ladder (since
     its first when it has played fewer).
+    """
+    rated_at_us: _builtins.int
+    """When the rating last changed (a rated set), in microseconds since the Unix epoch (0:
+    never rated). `sigma` and `rating` are as of the answer: sigma grown since then by the
+    ladder's sigma_growth_per_day, as the bot's next rated set will grow it.
     """
     @_builtins.property
     def bot(self) -> Global___Bot:
@@ -854,10 +912,11 @@ class Standing(_message.Message):
         first_places: _builtins.int = ...,
         fault_rate: _builtins.float = ...,
         trend: _builtins.float = ...,
+        rated_at_us: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "fault_rate", b"fault_rate", "first_places", b"first_places", "matches", b"matches", "mu", b"mu", "position", b"position", "rating", b"rating", "sigma", b"sigma", "trend", b"trend"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "fault_rate", b"fault_rate", "first_places", b"first_places", "matches", b"matches", "mu", b"mu", "position", b"position", "rated_at_us", b"rated_at_us", "rating", b"rating", "sigma", b"sigma", "trend", b"trend"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1133,7 +1192,9 @@ class VersionFigures(_message.Message):
     mu: _builtins.float
     """The rating's mean."""
     sigma: _builtins.float
-    """The rating's uncertainty."""
+    """The rating's uncertainty: for the current version as of the answer (grown with the
+    ladder's sigma_growth_per_day since its last rated set), else as it was when replaced.
+    """
     matches: _builtins.int
     """Rated matches played."""
     first_places: _builtins.int
@@ -2242,3 +2303,374 @@ class RelayBotResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RelayBotResponse: _TypeAlias = RelayBotResponse  # noqa: Y015
+
+@_typing.final
+class TournamentConfig(_message.Message):
+    """How a tournament is played."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    ENTRANTS_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    SETS_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    DEADLINE_US_FIELD_NUMBER: _builtins.int
+    MOVE_TIME_MS_FIELD_NUMBER: _builtins.int
+    TIME_BANK_MS_FIELD_NUMBER: _builtins.int
+    MAX_FAULTS_FIELD_NUMBER: _builtins.int
+    CONCURRENCY_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """A unique name (as a ladder's)."""
+    ladder: _builtins.str
+    """Instead of `entrants`: every active bot entered in this ladder (its id or name), at most
+    64; the ladder's game and options unless `settings` names the game.
+    """
+    format: Global___TournamentFormat.ValueType
+    """Round robin or Swiss."""
+    sets: _builtins.int
+    """Duplicate sets per table (1 to 1000; 0: 2). Each set is one deal replayed once per seat
+    rotation.
+    """
+    rounds: _builtins.int
+    """Swiss rounds (1 to 100; 0: 3). Ignored by a round robin."""
+    seed: _builtins.int
+    """Every seating and deal comes from it: the same seed plays the same event again."""
+    deadline_us: _builtins.int
+    """When the arena stops playing it, in microseconds since the Unix epoch (at most a week
+    ahead). The sets begun by then are dropped and the tournament is STOPPED.
+    """
+    move_time_ms: _builtins.int
+    """Time per move in milliseconds (1 to 600000; 0: 1000)."""
+    time_bank_ms: _builtins.int
+    """Each seat's time bank per match in milliseconds (0 to 3600000)."""
+    max_faults: _builtins.int
+    """Faults in one match that forfeit it (0: never; at most 1000)."""
+    concurrency: _builtins.int
+    """Matches of this tournament played at the same time (1 to 64; 0: 4)."""
+    @_builtins.property
+    def settings(self) -> _options_pb2.GameSettings:
+        """The game, its options (house rules) and the seats per table."""
+
+    @_builtins.property
+    def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The entrants: bot ids or OWNER/NAME (2 to 64, distinct, each of the game, not retired,
+        rejected or still validating). In an answer: the bots' ids. Empty with `ladder`.
+        """
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        settings: _options_pb2.GameSettings | None = ...,
+        entrants: _abc.Iterable[_builtins.str] | None = ...,
+        ladder: _builtins.str = ...,
+        format: Global___TournamentFormat.ValueType = ...,
+        sets: _builtins.int = ...,
+        rounds: _builtins.int = ...,
+        seed: _builtins.int = ...,
+        deadline_us: _builtins.int = ...,
+        move_time_ms: _builtins.int = ...,
+        time_bank_ms: _builtins.int = ...,
+        max_faults: _builtins.int = ...,
+        concurrency: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "deadline_us", b"deadline_us", "entrants", b"entrants", "format", b"format", "ladder", b"ladder", "max_faults", b"max_faults", "move_time_ms", b"move_time_ms", "name", b"name", "rounds", b"rounds", "seed", b"seed", "sets", b"sets", "settings", b"settings", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentConfig: _TypeAlias = TournamentConfig  # noqa: Y015
+
+@_typing.final
+class CreateTournamentRequest(_message.Message):
+    """Creates a tournament."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONFIG_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def config(self) -> Global___TournamentConfig:
+        """The tournament's configuration."""
+
+    def __init__(
+        self,
+        *,
+        config: Global___TournamentConfig | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateTournamentRequest: _TypeAlias = CreateTournamentRequest  # noqa: Y015
+
+@_typing.final
+class CreateTournamentResponse(_message.Message):
+    """The created tournament."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___Tournament:
+        """The tournament, RUNNING, with nothing played yet."""
+
+    def __init__(
+        self,
+        *,
+        tournament: Global___Tournament | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateTournamentResponse: _TypeAlias = CreateTournamentResponse  # noqa: Y015
+
+@_typing.final
+class GetTournamentRequest(_message.Message):
+    """Asks for a tournament."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    tournament: _builtins.str
+    """The tournament's id or name."""
+    def __init__(
+        self,
+        *,
+        tournament: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTournamentRequest: _TypeAlias = GetTournamentRequest  # noqa: Y015
+
+@_typing.final
+class GetTournamentResponse(_message.Message):
+    """A tournament."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___Tournament:
+        """The tournament with its crosstable."""
+
+    def __init__(
+        self,
+        *,
+        tournament: Global___Tournament | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTournamentResponse: _TypeAlias = GetTournamentResponse  # noqa: Y015
+
+@_typing.final
+class ListTournamentsRequest(_message.Message):
+    """Lists the tournaments."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTournamentsRequest: _TypeAlias = ListTournamentsRequest  # noqa: Y015
+
+@_typing.final
+class ListTournamentsResponse(_message.Message):
+    """Every tournament."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournaments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Tournament]:
+        """Newest first, without pairings or standings."""
+
+    def __init__(
+        self,
+        *,
+        tournaments: _abc.Iterable[Global___Tournament] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournaments", b"tournaments"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTournamentsResponse: _TypeAlias = ListTournamentsResponse  # noqa: Y015
+
+@_typing.final
+class TournamentStanding(_message.Message):
+    """One entrant's line in a tournament's standings."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POSITION_FIELD_NUMBER: _builtins.int
+    BOT_ID_FIELD_NUMBER: _builtins.int
+    ENTRANT_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    position: _builtins.int
+    """Position, from 1."""
+    bot_id: _builtins.str
+    """The bot's id."""
+    entrant: _builtins.str
+    """The bot as OWNER/NAME (how the crosstable names it)."""
+    score: _builtins.float
+    """Its mean score over every pairing it played (0 to 1)."""
+    def __init__(
+        self,
+        *,
+        position: _builtins.int = ...,
+        bot_id: _builtins.str = ...,
+        entrant: _builtins.str = ...,
+        score: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "entrant", b"entrant", "position", b"position", "score", b"score"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentStanding: _TypeAlias = TournamentStanding  # noqa: Y015
+
+@_typing.final
+class TournamentPairing(_message.Message):
+    """One ordered pairing of a tournament's crosstable: A's result against B."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    A_FIELD_NUMBER: _builtins.int
+    B_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    SIGNIFICANT_FIELD_NUMBER: _builtins.int
+    COMPARISONS_FIELD_NUMBER: _builtins.int
+    SETS_FIELD_NUMBER: _builtins.int
+    a: _builtins.str
+    """A, as OWNER/NAME."""
+    b: _builtins.str
+    """B, as OWNER/NAME."""
+    score: _builtins.float
+    """A's share of its seat comparisons with B (a win 1, a tie 1/2)."""
+    low: _builtins.float
+    """The 95 % confidence interval's lower end (from the per-set scores)."""
+    high: _builtins.float
+    """The 95 % confidence interval's upper end."""
+    significant: _builtins.bool
+    """Whether the interval excludes 1/2 (needs two sets or more)."""
+    comparisons: _builtins.int
+    """Seat comparisons counted."""
+    sets: _builtins.int
+    """Duplicate sets they met in."""
+    def __init__(
+        self,
+        *,
+        a: _builtins.str = ...,
+        b: _builtins.str = ...,
+        score: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+        significant: _builtins.bool = ...,
+        comparisons: _builtins.int = ...,
+        sets: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["a", b"a", "b", b"b", "comparisons", b"comparisons", "high", b"high", "low", b"low", "score", b"score", "sets", b"sets", "significant", b"significant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentPairing: _TypeAlias = TournamentPairing  # noqa: Y015
+
+@_typing.final
+class Tournament(_message.Message):
+    """A tournament and how far it has been played."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    CONFIG_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    ENTRANTS_FIELD_NUMBER: _builtins.int
+    SETS_PLAYED_FIELD_NUMBER: _builtins.int
+    SETS_PLANNED_FIELD_NUMBER: _builtins.int
+    MATCHES_PLAYED_FIELD_NUMBER: _builtins.int
+    STANDINGS_FIELD_NUMBER: _builtins.int
+    PAIRINGS_FIELD_NUMBER: _builtins.int
+    CREATED_AT_US_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_US_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    """The tournament's id."""
+    state: Global___TournamentState.ValueType
+    """Where it stands."""
+    sets_played: _builtins.int
+    """Duplicate sets played (each counted once, however often the arena restarted)."""
+    sets_planned: _builtins.int
+    """Duplicate sets planned so far (a Swiss tournament plans each round when it starts)."""
+    matches_played: _builtins.int
+    """Matches of the sets played that ended rated."""
+    created_at_us: _builtins.int
+    """When it was created, in microseconds since the Unix epoch."""
+    finished_at_us: _builtins.int
+    """When it finished or stopped (0: running)."""
+    @_builtins.property
+    def config(self) -> Global___TournamentConfig:
+        """Its configuration (entrants as bot ids, defaults filled in)."""
+
+    @_builtins.property
+    def entrants(self) -> _containers.RepeatedCompositeFieldContainer[Global___Bot]:
+        """The entrants (public view: no endpoint), in the configuration's order."""
+
+    @_builtins.property
+    def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentStanding]:
+        """Best first (GetTournament only)."""
+
+    @_builtins.property
+    def pairings(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentPairing]:
+        """Every ordered pairing that met (GetTournament only)."""
+
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        config: Global___TournamentConfig | None = ...,
+        state: Global___TournamentState.ValueType = ...,
+        entrants: _abc.Iterable[Global___Bot] | None = ...,
+        sets_played: _builtins.int = ...,
+        sets_planned: _builtins.int = ...,
+        matches_played: _builtins.int = ...,
+        standings: _abc.Iterable[Global___TournamentStanding] | None = ...,
+        pairings: _abc.Iterable[Global___TournamentPairing] | None = ...,
+        created_at_us: _builtins.int = ...,
+        finished_at_us: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at_us", b"created_at_us", "entrants", b"entrants", "finished_at_us", b"finished_at_us", "matches_played", b"matches_played", "pairings", b"pairings", "sets_planned", b"sets_planned", "sets_played", b"sets_played", "standings", b"standings", "state", b"state", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Tournament: _TypeAlias = Tournament  # noqa: Y015

@@ -160,6 +160,21 @@ class ArenaServiceStub:
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersRequest.SerializeToString,
                 response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersResponse.FromString,
                 _registered_method=True)
+        self.CreateTournament = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/CreateTournament',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentResponse.FromString,
+                _registered_method=True)
+        self.GetTournament = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/GetTournament',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentResponse.FromString,
+                _registered_method=True)
+        self.ListTournaments = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/ListTournaments',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -367,6 +382,32 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateTournament(self, request, context):
+        """-- tournaments (docs/tournaments.md) --
+
+        Creates a tournament between registered bots: the arena plays its duplicate sets through
+        the referee, as ladder matches are played, until every set is played or its deadline
+        passes. Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTournament(self, request, context):
+        """A tournament: its progress and its crosstable (each pairing's score with a 95 %
+        confidence interval), as far as it has been played.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTournaments(self, request, context):
+        """The tournaments, newest first, without their crosstables.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -494,6 +535,21 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.ListWorkers,
                     request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersRequest.FromString,
                     response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersResponse.SerializeToString,
+            ),
+            'CreateTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateTournament,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentResponse.SerializeToString,
+            ),
+            'GetTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTournament,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentResponse.SerializeToString,
+            ),
+            'ListTournaments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTournaments,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1172,6 +1228,87 @@ class ArenaService:
             '/cardarena.arena.v1.ArenaService/ListWorkers',
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersRequest.SerializeToString,
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListWorkersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/CreateTournament',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/GetTournament',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTournaments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/ListTournaments',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

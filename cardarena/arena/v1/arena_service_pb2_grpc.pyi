@@ -129,6 +129,19 @@ class ArenaServiceStub:
     """The arena processes registered on the database (live or not) and the leadership leases
     (which process schedules which ladder, validates, sweeps). Admin token.
     """
+    CreateTournament: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateTournamentRequest, _arena_service_pb2.CreateTournamentResponse]
+    """-- tournaments (docs/tournaments.md) --
+
+    Creates a tournament between registered bots: the arena plays its duplicate sets through
+    the referee, as ladder matches are played, until every set is played or its deadline
+    passes. Admin token.
+    """
+    GetTournament: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetTournamentRequest, _arena_service_pb2.GetTournamentResponse]
+    """A tournament: its progress and its crosstable (each pairing's score with a 95 %
+    confidence interval), as far as it has been played.
+    """
+    ListTournaments: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListTournamentsRequest, _arena_service_pb2.ListTournamentsResponse]
+    """The tournaments, newest first, without their crosstables."""
 
 @_typing.type_check_only
 class ArenaServiceAsyncStub(ArenaServiceStub):
@@ -224,6 +237,19 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """The arena processes registered on the database (live or not) and the leadership leases
     (which process schedules which ladder, validates, sweeps). Admin token.
     """
+    CreateTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateTournamentRequest, _arena_service_pb2.CreateTournamentResponse]  # type: ignore[assignment]
+    """-- tournaments (docs/tournaments.md) --
+
+    Creates a tournament between registered bots: the arena plays its duplicate sets through
+    the referee, as ladder matches are played, until every set is played or its deadline
+    passes. Admin token.
+    """
+    GetTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetTournamentRequest, _arena_service_pb2.GetTournamentResponse]  # type: ignore[assignment]
+    """A tournament: its progress and its crosstable (each pairing's score with a 95 %
+    confidence interval), as far as it has been played.
+    """
+    ListTournaments: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListTournamentsRequest, _arena_service_pb2.ListTournamentsResponse]  # type: ignore[assignment]
+    """The tournaments, newest first, without their crosstables."""
 
 class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
     """The arena's public API."""
@@ -466,5 +492,36 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         """The arena processes registered on the database (live or not) and the leadership leases
         (which process schedules which ladder, validates, sweeps). Admin token.
         """
+
+    @_abc_1.abstractmethod
+    def CreateTournament(
+        self,
+        request: _arena_service_pb2.CreateTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.CreateTournamentResponse, _abc.Awaitable[_arena_service_pb2.CreateTournamentResponse]]:
+        """-- tournaments (docs/tournaments.md) --
+
+        Creates a tournament between registered bots: the arena plays its duplicate sets through
+        the referee, as ladder matches are played, until every set is played or its deadline
+        passes. Admin token.
+        """
+
+    @_abc_1.abstractmethod
+    def GetTournament(
+        self,
+        request: _arena_service_pb2.GetTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.GetTournamentResponse, _abc.Awaitable[_arena_service_pb2.GetTournamentResponse]]:
+        """A tournament: its progress and its crosstable (each pairing's score with a 95 %
+        confidence interval), as far as it has been played.
+        """
+
+    @_abc_1.abstractmethod
+    def ListTournaments(
+        self,
+        request: _arena_service_pb2.ListTournamentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.ListTournamentsResponse, _abc.Awaitable[_arena_service_pb2.ListTournamentsResponse]]:
+        """The tournaments, newest first, without their crosstables."""
 
 def add_ArenaServiceServicer_to_server(servicer: ArenaServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

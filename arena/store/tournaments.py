@@ -1,0 +1,195 @@
+"""Tournaments the arena runs (``arena.tournament_play``): their configuration, progress and
+every duplicate set played (schema 19).
+
+A set is stored once, under its place in the plan (round, table, set index): the plan comes
+from the tournament's seed, so a process that resumes a tournament after a restart plans the
+same sets, skips those stored and plays the rest; a set delivered twice (two processes, a
+retry) counts once. A set stores its rated rotations (seats as the crosstable names the
+entrants, ranks, scores), all the crosstable needs.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from arena.duplicate_scoring import Rotation
+from arena.store.db import Database, Tx
+from arena.store.repository import StoreError, now_us
+from arena.tournament import SetResult
+from cardarena.arena.v1 import arena_service_pb2 as pb
+
+MAX_LISTED = 500
+"""The most tournaments one listing gives (newest first)."""
+
+
+class TournamentState(enum.StrEnum):
+    """Where a tournament stands, as ``tournaments.state`` stores it."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    STOPPED = "stopped"
+
+
+WIRE_STATES = {
+    TournamentState.RUNNING: pb.TOURNAMENT_STATE_RUNNING,
+    TournamentState.FINISHED: pb.TOURNAMENT_STATE_FINISHED,
+    TournamentState.STOPPED: pb.TOURNAMENT_STATE_STOPPED,
+}
+
+
+@dataclass(frozen=True)
+class TournamentRow:
+    """A stored tournament (without its sets)."""
+
+    tournament_id: str
+    config: pb.TournamentConfig
+    state: TournamentState
+    sets_planned: int
+    created_at_us: int
+    finished_at_us: int
+
+
+_COLUMNS = "tournament_id, config, state, sets_planned, created_at_us, finished_at_us"
+
+
+def _row(row: Any) -> TournamentRow:
+    tournament_id, config, state, planned, created, finished = row
+    return TournamentRow(
+        tournament_id,
+        pb.TournamentConfig.FromString(bytes(config)),
+        TournamentState(state),
+        int(planned),
+        int(created),
+        int(finished),
+    )
+
+
+def rotations_json(rotations: tuple[Rotation, ...]) -> str:
+    """A set's rotations as stored."""
+    return json.dumps(
+        [{"seats": r.seats, "ranks": r.ranks, "scores": r.scores} for r in rotations],
+        separators=(",", ":"),
+    )
+
+
+def rotations_from_json(text: str) -> tuple[Rotation, ...]:
+    """A set's rotations back from ``rotations_json``."""
+    return tuple(
+        Rotation(
+            tuple(str(seat) for seat in r["seats"]),
+            tuple(int(rank) for rank in r["ranks"]),
+            tuple(float(score) for score in r["scores"]),
+        )
+        for r in json.loads(text)
+    )
+
+
+class Tournaments:
+    """The tournaments on one ``Database`` (every method one transaction)."""
+
+    def __init__(self, database: Database, clock: Callable[[], int] = now_us) -> None:
+        self.db = database
+        self.clock = clock
+
+    def create(self, config: pb.TournamentConfig) -> TournamentRow:
+        """Store a tournament (its config validated and completed by the caller), RUNNING."""
+        tournament_id = "t" + uuid.uuid4().hex[:10]
+        created = self.clock()
+        with self.db.transaction() as tx:
+            if tx.one("SELECT 1 FROM tournaments WHERE name = ?", (config.name,)):
+                raise StoreError("ALREADY_EXISTS", f"a tournament named {config.name!r} exists")
+            tx.execute(
+                f"INSERT INTO tournaments (name, {_COLUMNS}) VALUES (?, ?, ?, ?, 0, ?, 0)",
+                (
+                    config.name,
+                    tournament_id,
+                    config.SerializeToString(),
+                    TournamentState.RUNNING,
+                    created,
+                ),
+            )
+        return TournamentRow(tournament_id, config, TournamentState.RUNNING, 0, created, 0)
+
+    def get(self, key: str) -> TournamentRow:
+        """A tournament by id or name; NOT_FOUND if there is none."""
+        with self.db.transaction() as tx:
+            row = tx.one(
+                f"SELECT {_COLUMNS} FROM tournaments WHERE tournament_id = ? OR name = ? "
+                "ORDER BY created_at_us LIMIT 1",
+                (key, key),
+            )
+        if row is None:
+            raise StoreError("NOT_FOUND", f"no tournament {key!r}")
+        return _row(row)
+
+    def listed(self, state: TournamentState | None = None) -> list[TournamentRow]:
+        """The tournaments (in ``state``, or all), newest first, at most ``MAX_LISTED``."""
+        where, params = ("WHERE state = ? ", (state,)) if state is not None else ("", ())
+        with self.db.transaction() as tx:
+            rows = tx.all(
+                f"SELECT {_COLUMNS} FROM tournaments {where}"
+                f"ORDER BY created_at_us DESC, tournament_id LIMIT {MAX_LISTED}",
+                params,
+            )
+        return [_row(row) for row in rows]
+
+    def played_sets(self, tournament_id: str) -> list[SetResult]:
+        """Every set stored for the tournament, in plan order."""
+        with self.db.transaction() as tx:
+            rows = tx.all(
+                "SELECT round, table_index, set_index, rotations FROM tournament_sets "
+                "WHERE tournament_id = ? ORDER BY round, table_index, set_index",
+                (tournament_id,),
+            )
+        return [SetResult(r[0], r[1], r[2], rotations_from_json(r[3])) for r in rows]
+
+    def record_set(self, tournament_id: str, result: SetResult) -> bool:
+        """Store a played set of a running tournament; False (and nothing changes) if that set
+        was stored already or the tournament is no longer running."""
+        with self.db.transaction() as tx:
+            if not self._running(tx, tournament_id):
+                return False
+            tx.execute(
+                "INSERT INTO tournament_sets (tournament_id, round, table_index, set_index, "
+                "rotations, matches, played_at_us) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (tournament_id, round, table_index, set_index) DO NOTHING",
+                (
+                    tournament_id,
+                    result.round,
+                    result.table,
+                    result.index,
+                    rotations_json(result.rotations),
+                    len(result.rotations),
+                    self.clock(),
+                ),
+            )
+            return tx.rowcount == 1
+
+    def planned(self, tournament_id: str, sets_planned: int) -> None:
+        """How many sets the tournament has planned so far (never lowered)."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "UPDATE tournaments SET sets_planned = ? WHERE tournament_id = ? "
+                "AND sets_planned < ?",
+                (sets_planned, tournament_id, sets_planned),
+            )
+
+    def end(self, tournament_id: str, state: TournamentState) -> bool:
+        """Mark a running tournament FINISHED or STOPPED; False if it was not running."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "UPDATE tournaments SET state = ?, finished_at_us = ? WHERE tournament_id = ? "
+                "AND state = ?",
+                (state, self.clock(), tournament_id, TournamentState.RUNNING),
+            )
+            return tx.rowcount == 1
+
+    @staticmethod
+    def _running(tx: Tx, tournament_id: str) -> bool:
+        row = tx.one("SELECT state FROM tournaments WHERE tournament_id = ?", (tournament_id,))
+        return row is not None and row[0] == TournamentState.RUNNING

@@ -1,0 +1,179 @@
+"""``arena serve`` playing the tournaments an admin created (``CreateTournament``).
+
+One process at a time plays them: the one holding the ``tournaments`` leadership lease (a
+process with the referee role). It plans each running tournament from its seed
+(``arena.tournament``), skips the sets already stored and plays the others through the
+referee as ladder matches are played (the bots' registered endpoints, checked by the endpoint
+guard when dialled, the tournament's time control), storing each set as it completes
+(``arena.store.tournaments``). A set counts only once every rotation has been played; one cut
+short (the arena stopping, the lease lost, the deadline) is dropped and played again on
+resume, under new match ids, so no match is recorded twice. Once every set is stored the
+tournament is FINISHED; at its deadline, STOPPED with the sets played.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import trio
+
+from arena.ladder import Arena
+from arena.store.repository import BotRow
+from arena.store.tournaments import TournamentRow, Tournaments, TournamentState
+from arena.tournament import PlannedSet, SetResult, Tournament
+from arena.tournament_api import label, plan_of, rotations_of
+from cardarena.game.v1 import record_pb2
+from referee.games.api import Game
+from referee.games.registry import game_from_settings
+from referee.match import FaultPolicy, TimeControl
+from referee.runner import MatchSpec, play_match
+
+log = logging.getLogger("arena.tournaments")
+LEASE = "tournaments"
+"""The leadership lease of the process that plays the tournaments."""
+MAX_BACKOFF_S = 300.0
+"""The longest wait before a tournament that keeps failing is tried again."""
+T = TypeVar("T")
+
+
+class TournamentRunner:
+    """Plays every running tournament while this process holds the ``tournaments`` lease."""
+
+    def __init__(self, arena: Arena, tournaments: Tournaments, poll_s: float = 1.0) -> None:
+        self.arena = arena
+        self.tournaments = tournaments
+        self.poll_s = poll_s
+        self._playing: dict[str, trio.CancelScope] = {}
+        self._failures: dict[str, tuple[int, float]] = {}
+        """Per tournament: failures in a row and when to try it again (trio time)."""
+
+    async def _db(self, fn: Callable[..., T], *args: Any) -> T:
+        return await self.arena.db(fn, *args)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Look for running tournaments every ``poll_s`` and play them, until the arena
+        stops (what is in flight then is dropped and resumed at the next start)."""
+        async with trio.open_nursery() as nursery:
+            task_status.started()
+            while not self.arena.stop.is_set():
+                try:
+                    await self._tick(nursery)
+                except Exception:
+                    log.warning("tournaments not checked (retrying)", exc_info=True)
+                with trio.move_on_after(self.poll_s):
+                    await self.arena.stop.wait()
+            nursery.cancel_scope.cancel()
+
+    async def _tick(self, nursery: trio.Nursery) -> None:
+        if await self.arena.leadership.lead(LEASE) is None:
+            for scope in self._playing.values():  # another process plays them now
+                scope.cancel()
+            return
+        now = trio.current_time()
+        for row in await self._db(self.tournaments.listed, TournamentState.RUNNING):
+            _, retry_at = self._failures.get(row.tournament_id, (0, 0.0))
+            if row.tournament_id not in self._playing and now >= retry_at:
+                self._playing[row.tournament_id] = trio.CancelScope()
+                nursery.start_soon(self._play_guarded, row)
+
+    async def _play_guarded(self, row: TournamentRow) -> None:
+        """``play``; a failure is logged and the tournament resumed after a back-off that
+        doubles with each failure in a row (from ``poll_s``, at most ``MAX_BACKOFF_S``)."""
+        try:
+            with self._playing[row.tournament_id]:
+                await self.play(row)
+            self._failures.pop(row.tournament_id, None)
+        except Exception:
+            failures = self._failures.get(row.tournament_id, (0, 0.0))[0] + 1
+            wait = min(MAX_BACKOFF_S, self.poll_s * 2**failures)
+            self._failures[row.tournament_id] = (failures, trio.current_time() + wait)
+            log.exception("tournament %s failed; resuming it in %.0f s", row.tournament_id, wait)
+        finally:
+            self._playing.pop(row.tournament_id, None)
+
+    async def play(self, row: TournamentRow) -> None:
+        """Play a tournament's unplayed sets, round by round, until done or its deadline."""
+        config = row.config
+        bots: list[BotRow] = [await self._db(self.arena.store.bot, b) for b in config.entrants]
+        labels = [label(bot) for bot in bots]
+        endpoints = {name: bot.endpoint for name, bot in zip(labels, bots, strict=True)}
+        tournament = Tournament(plan_of(config, labels))
+        game = game_from_settings(config.settings)
+        stored = {
+            (r.round, r.table, r.index): r
+            for r in await self._db(self.tournaments.played_sets, row.tournament_id)
+        }
+        limiter = trio.CapacityLimiter(config.concurrency)
+        left_s = (config.deadline_us - self.tournaments.clock()) / 1e6
+        with trio.move_on_after(max(0.0, left_s)) as deadline:
+            while sets := tournament.next_round():
+                await self._db(self.tournaments.planned, row.tournament_id, tournament.sets_planned)
+                async with trio.open_nursery() as nursery:
+                    for planned in sets:
+                        done = stored.get((planned.round, planned.table, planned.index))
+                        if done is not None:
+                            tournament.record(done)
+                        else:
+                            nursery.start_soon(
+                                self._play_set, row, game, planned, endpoints, limiter, tournament
+                            )
+                if self.arena.stop.is_set():
+                    return  # sets cut short: resumed at the next start
+            await self._end(row, TournamentState.FINISHED)
+        if deadline.cancelled_caught:
+            await self._end(row, TournamentState.STOPPED)
+
+    async def _end(self, row: TournamentRow, state: TournamentState) -> None:
+        with trio.CancelScope(shield=True):
+            if await self._db(self.tournaments.end, row.tournament_id, state):
+                log.info("tournament %s %s", row.config.name, state)
+
+    async def _play_set(
+        self,
+        row: TournamentRow,
+        game: Game,
+        planned: PlannedSet,
+        endpoints: dict[str, str],
+        limiter: trio.CapacityLimiter,
+        tournament: Tournament,
+    ) -> None:
+        """Play every rotation of one set and store it (unless the arena stopped meanwhile:
+        an aborted rotation is not a result)."""
+        config = row.config
+        records: list[record_pb2.MatchRecord | None] = [None] * len(planned.matches)
+        attempt = uuid.uuid4().hex[:6]
+
+        async def one(index: int) -> None:
+            match = planned.matches[index]
+            seats = [await self.arena.connect_target(endpoints[e]) for e in match.seats]
+            spec = MatchSpec(
+                game,
+                seats,
+                match.seed,
+                f"{row.tournament_id}-{planned.round}.{planned.table}.{planned.index}.{index}"
+                f"-{attempt}",
+                TimeControl(config.move_time_ms, config.time_bank_ms),
+                FaultPolicy(max_faults=config.max_faults),
+            )
+            async with limiter:
+                records[index] = await play_match(
+                    spec, self.arena.pool, None, self.arena.metrics, self.arena.stop
+                )
+
+        async with trio.open_nursery() as nursery:
+            for index in range(len(planned.matches)):
+                nursery.start_soon(one, index)
+        if self.arena.stop.is_set() or any(
+            record is None or record.status == record_pb2.MATCH_STATUS_ABORTED for record in records
+        ):
+            return
+        result = SetResult(
+            planned.round, planned.table, planned.index, rotations_of(planned, records)
+        )
+        with trio.CancelScope(shield=True):  # played: store it even if the deadline just passed
+            recorded = await self._db(self.tournaments.record_set, row.tournament_id, result)
+        if recorded:
+            tournament.record(result)
