@@ -29,8 +29,8 @@ from referee.games.cards import SUIT_LETTERS, Suit
 from referee.games.king.rules import NUM_TRICKS as KING_TRICKS
 from referee.games.klaberjass.rules import TRICKS as KLABERJASS_TRICKS
 from referee.games.oh_hell import hand_sizes
-from referee.games.pinochle.rules import HAND_SIZE as PINOCHLE_HAND
-from referee.games.pinochle.rules import TRICKS_PER_HAND as PINOCHLE_TRICKS
+from referee.games.pinochle import HAND_SIZE as PINOCHLE_HAND
+from referee.games.pinochle import TRICKS_PER_HAND as PINOCHLE_TRICKS
 from referee.games.registry import make_game
 
 PublicTable = arena_service_pb2.PublicTable

@@ -16,8 +16,13 @@ from arena.web.frames.common import (
     trick_view,
 )
 from referee.games.bits import set_bits
-from referee.games.pinochle import PinochleObservation
-from referee.games.pinochle.rules import MELD_NAMES, PHASE_NO_STOCK, PHASE_OVER, HandResult
+from referee.games.pinochle import (
+    MELD_NAMES,
+    PHASE_NO_STOCK,
+    PHASE_OVER,
+    HandResult,
+    PinochleObservation,
+)
 
 
 def seat_tags(public: PinochleObservation, seat: int) -> list[str]:
