@@ -16,6 +16,7 @@ from referee.games.api import InvalidPositionError, State
 from referee.games.entry import GameEntry, Position
 from referee.games.mau_mau import MauMauPosition
 from referee.games.oh_hell import OhHellPosition
+from referee.games.pinochle import PinochlePosition
 from referee.games.registry import GAMES, make_game
 
 WITH_POSITIONS = [entry for entry in GAMES if entry.position_of is not None]
@@ -74,6 +75,11 @@ def test_a_copy_plays_on_alone(entry: GameEntry, moves_before: int) -> None:
     assert twin.outcome() == copy.outcome()
 
 
+_FIRST_HALF = tuple(range(24))
+_SECOND_HALF = tuple(range(24, 47))
+"""Pinochle cards 0..46 in two hands: with the turn-up 47, every card is somewhere."""
+
+
 @pytest.mark.parametrize(
     ("position", "complaint"),
     [
@@ -95,6 +101,19 @@ def test_a_copy_plays_on_alone(entry: GameEntry, moves_before: int) -> None:
         (MauMauPosition(hands=((0,), (1,)), pile=(), to_act=0), "never empty"),
         (MauMauPosition(hands=((0,), (0,)), pile=(5,), to_act=0), "twice"),
         (MauMauPosition(hands=((0,), (1,)), pile=(5,), to_act=2), "not a seat"),
+        (PinochlePosition(hands=(_FIRST_HALF, (0, *_SECOND_HALF)), turn_up=47), "twice"),
+        (PinochlePosition(hands=(_FIRST_HALF, _SECOND_HALF), turn_up=None, stock=(47,)), "taken"),
+        (
+            PinochlePosition(
+                hands=(_FIRST_HALF[1:], _SECOND_HALF[:-1]),
+                turn_up=47,
+                stock=(46,),
+                lead=0,
+                meld_turn=True,
+            ),
+            "meld turn",
+        ),
+        (PinochlePosition(hands=(_FIRST_HALF, _SECOND_HALF), turn_up=47, to_act=2), "not a seat"),
     ],
 )
 def test_impossible_positions_are_refused(position: Position, complaint: str) -> None:

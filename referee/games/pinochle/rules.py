@@ -242,6 +242,8 @@ _COPY0 = 0x555555555555
 """The copy-0 position of every card: ``(hand | hand >> 1) & _COPY0`` says which cards are held."""
 _KINGS = mask_of([card_id(s, KING) for s in range(4)])
 _PINOCHLE = mask_of([card_id(SPADES, QUEEN), card_id(DIAMONDS, JACK)])
+_QUEENS_OF_SPADES = BOTH_COPIES << card_id(SPADES, QUEEN)
+_JACKS_OF_DIAMONDS = BOTH_COPIES << card_id(DIAMONDS, JACK)
 _FLUSHES = tuple(mask_of([card_id(s, r) for r in (ACE, TEN, KING, QUEEN, JACK)]) for s in range(4))
 
 
@@ -295,16 +297,29 @@ def _meld_table_by_window(
     return tuple(table)
 
 
+_MARRIAGE_SHIFT = 2 * QUEEN
+"""Where a suit's Q and K copies start among its 12 bits (Q, Q#1, K, K#1: 4 bits)."""
+_MARRIAGE_BITS = 0xF
+_FLUSH_SHIFT = 2 * JACK
+"""Where a suit's J to A copies start among its 12 bits (10 bits: the cards of a flush)."""
+_QUEEN_BITS = BOTH_COPIES << 2 * QUEEN
+"""The two copies of the queen among a suit's 12 bits."""
+_JACK_BITS = BOTH_COPIES << 2 * JACK
+"""The two copies of the jack among a suit's 12 bits."""
 _MARRIAGE_MELDS = tuple(
-    _meld_table_by_window(range(4 * s, 4 * s + 4), (12 * s + 4,), 4) for s in range(4)
+    _meld_table_by_window(range(4 * s, 4 * s + 4), (12 * s + _MARRIAGE_SHIFT,), 4) for s in range(4)
 )
-"""``[suit][(hand >> (12 * suit + 4)) & 0xF]``: the marriages held in that suit."""
+"""``[suit][bits >> _MARRIAGE_SHIFT & _MARRIAGE_BITS]`` (``bits``: the suit's 12): the
+marriages held in that suit."""
 _FLUSH_MELDS = tuple(
-    _meld_table_by_window(range(16 + 32 * s, 48 + 32 * s), (12 * s + 2,), 10) for s in range(4)
+    _meld_table_by_window(range(16 + 32 * s, 48 + 32 * s), (12 * s + _FLUSH_SHIFT,), 10)
+    for s in range(4)
 )
-"""``[suit][(hand >> (12 * suit + 2)) & 0x3FF]``: the flushes held in that suit."""
-_PINOCHLE_MELDS = _meld_table_by_window(range(144, 148), (14, 40), 2)
-"""``[(hand >> 14) & 3 | (hand >> 38) & 12]``: the pinochles held."""
+"""``[suit][bits >> _FLUSH_SHIFT]``: the flushes held in that suit."""
+_PINOCHLE_MELDS = _meld_table_by_window(
+    range(144, 148), (card_id(DIAMONDS, JACK), card_id(SPADES, QUEEN)), 2
+)
+"""``[jacks of diamonds | queens of spades << 2]`` (two copy bits each): the pinochles held."""
 _FOUR_MELDS = tuple(
     _meld_table_by_window(
         range(148 + 16 * i, 164 + 16 * i), tuple(12 * s + 2 * rank for s in range(4)), 2
@@ -336,15 +351,17 @@ def held_meld_actions(hand: int, trump: int) -> tuple[int, ...]:
     if (has[0] | has[1] | has[2] | has[3]) & _HAS_MARRIAGE:
         marriages = _MARRIAGE_MELDS
         found = (
-            marriages[0][clubs >> 4 & 15]
-            + marriages[1][diamonds >> 4 & 15]
-            + marriages[2][hearts >> 4 & 15]
-            + marriages[3][spades >> 4 & 15]
+            marriages[0][clubs >> _MARRIAGE_SHIFT & _MARRIAGE_BITS]
+            + marriages[1][diamonds >> _MARRIAGE_SHIFT & _MARRIAGE_BITS]
+            + marriages[2][hearts >> _MARRIAGE_SHIFT & _MARRIAGE_BITS]
+            + marriages[3][spades >> _MARRIAGE_SHIFT & _MARRIAGE_BITS]
         )
         if has[trump] & _HAS_MARRIAGE:  # a flush holds a royal marriage
-            found += _FLUSH_MELDS[trump][suits[trump] >> 2]
-    if spades & 0x30 and diamonds & 0xC:
-        found += _PINOCHLE_MELDS[(diamonds >> 2 & BOTH_COPIES) | (spades >> 2 & BOTH_COPIES << 2)]
+            found += _FLUSH_MELDS[trump][suits[trump] >> _FLUSH_SHIFT]
+    if spades & _QUEEN_BITS and diamonds & _JACK_BITS:
+        # The jacks' copy bits (2, 3) and the queens' (4, 5) do not overlap: shifted down
+        # together they make the key, jacks low.
+        found += _PINOCHLE_MELDS[(diamonds & _JACK_BITS | spades & _QUEEN_BITS) >> 2 * JACK]
     everywhere = has[0] & has[1] & has[2] & has[3] & _HAS_FOUR
     if everywhere:
         for flag, shift, table in _FOURS_BY_RANK:
@@ -514,7 +531,9 @@ def any_meld_allowed(hand: int, tabled: int, used: Sequence[int], trump: int, he
             return True
     if held & HOLDS_PINOCHLE:
         ranks = hand & ~used[USED_PINOCHLE]
-        return bool(ranks & (3 << 40) and ranks & (3 << 14) and concealed & _PINOCHLE)
+        return bool(
+            ranks & _QUEENS_OF_SPADES and ranks & _JACKS_OF_DIAMONDS and concealed & _PINOCHLE
+        )
     return False
 
 
