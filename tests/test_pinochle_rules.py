@@ -675,3 +675,20 @@ def test_meld_turns_of_random_games_offer_exactly_the_legal_melds() -> None:
                 assert melds or any(DIX_BASE <= a < DRAW for a in legal)
             state.apply(legal[rng.randrange(len(legal))])
     assert opened > 100
+
+
+def test_the_table_is_shared_until_something_public_changes() -> None:
+    """The view keeps the table while ``table_changes`` stands: leading an unseen card keeps
+    it (only ``current_trick`` changes), the end of the trick makes a new one."""
+    state = position("AC KD QD", "9H 9S JS", "TH")
+    table = state.observe(0).table
+    assert state.observe(1).table is table
+    state.apply(parse_card("AC"))
+    led = state.observe(1)
+    assert led.table is table and led.current_trick == (parse_card("AC"),)
+    assert led.legal_cards == mask_of(cards("9H 9S JS"))  # phase 1: any card
+    assert state.observe(0).legal_cards == 0  # not its turn
+    state.apply(parse_card("9H"))
+    after = state.observe(1)
+    assert after.table is not table and after.table.completed_tricks == state.completed
+    assert after == state.copy().observe(1)  # a copy builds it afresh

@@ -39,6 +39,7 @@ from referee.games.pinochle.view import (
     NUM_CARDS,
     PHASE_OVER,
     RANKS,
+    SUIT_BITS,
     TRICKS_PER_HAND,
     HandResult,
     Meld,
@@ -122,9 +123,9 @@ def _suit_fields(field_tag: bytes) -> tuple[tuple[bytes, ...], ...]:
 def _mask_fields(suits: tuple[tuple[bytes, ...], ...], mask: int) -> bytes:
     """The cards of ``mask`` as repeated fields (``suits`` from ``_suit_fields``)."""
     return (
-        suits[0][mask & 0xFFF]
-        + suits[1][mask >> 12 & 0xFFF]
-        + suits[2][mask >> 24 & 0xFFF]
+        suits[0][mask & SUIT_BITS]
+        + suits[1][mask >> 12 & SUIT_BITS]
+        + suits[2][mask >> 24 & SUIT_BITS]
         + suits[3][mask >> 36]
     )
 
@@ -339,9 +340,9 @@ class PinochleCodec(GameCodec):
         payload = b"".join(
             (
                 prefix,
-                _HAND_CLUBS[hand & 0xFFF],
-                _HAND_DIAMONDS[hand >> 12 & 0xFFF],
-                _HAND_HEARTS[hand >> 24 & 0xFFF],
+                _HAND_CLUBS[hand & SUIT_BITS],
+                _HAND_DIAMONDS[hand >> 12 & SUIT_BITS],
+                _HAND_HEARTS[hand >> 24 & SUIT_BITS],
                 _HAND_SPADES[hand >> 36],
                 heads0[size0 > 0],
                 _HAND_SIZE_FIELDS[size0],
@@ -457,9 +458,9 @@ class PinochleCodec(GameCodec):
             return self.encoded_action_fields(actions)
         return b"".join(
             (
-                _LEGAL_CLUBS[cards & 0xFFF],
-                _LEGAL_DIAMONDS[cards >> 12 & 0xFFF],
-                _LEGAL_HEARTS[cards >> 24 & 0xFFF],
+                _LEGAL_CLUBS[cards & SUIT_BITS],
+                _LEGAL_DIAMONDS[cards >> 12 & SUIT_BITS],
+                _LEGAL_HEARTS[cards >> 24 & SUIT_BITS],
                 _LEGAL_SPADES[cards >> 36],
                 _LEGAL_DECLARE_OUT if actions[-1] == DECLARE_OUT else b"",
             )
