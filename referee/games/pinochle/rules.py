@@ -824,18 +824,15 @@ class PinochleState(State):
         if lead < 0:
             self.lead = action
             self.to_act = 1 - seat
-        else:
-            self._end_trick(seat, lead, action)
-
-    def _end_trick(self, seat: int, lead: int, second: int) -> None:
-        """``seat`` played ``second`` to ``lead``: score the trick, then the winner's meld turn
-        or the draws (phase 1), or the next trick or the end of the hand (phase 2)."""
+            return
+        # The end of a trick: score it, then the winner's meld turn or the draws (phase 1), or
+        # the next trick or the end of the hand (phase 2).
         self.table_changes += 1
-        index = NUM_CARDS * lead + second
+        index = NUM_CARDS * lead + action
         winner = seat if _FOLLOWER_WINS[self.trump][index] else 1 - seat
         self.trick_points[winner] += _TRICK_POINTS[index]
         self.tricks_won[winner] += 1
-        self.completed += (_new_tuple(Trick, (1 - seat, (lead, second), winner)),)
+        self.completed += (_new_tuple(Trick, (1 - seat, (lead, action), winner)),)
         self.lead = -1
         self.to_act = self.trick_leader = winner
         if self.phase == PHASE_STOCK:
