@@ -25,12 +25,12 @@ import grpc
 import grpc.aio
 from google.protobuf.message import DecodeError
 
+from arena.metrics import Metrics
 from arena.peers import PeerChannels
 from arena.store.calls import call_store
 from arena.store.coordination import Coordination
 from arena.store.repository import Store
 from referee.bot_stream import Link, StreamBot
-from referee.metrics import Metrics
 
 log = logging.getLogger("arena.relay")
 

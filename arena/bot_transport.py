@@ -24,13 +24,31 @@ def stored_endpoint(transport: int, endpoint: str) -> str:
     """The endpoint to store for a registration (``ValueError`` if the two disagree)."""
     if transport == pb.BOT_TRANSPORT_OUTBOUND:
         if endpoint:
-            raise ValueError("an outbound bot has no endpoint: leave it empty")
+            raise ValueError(
+                "an outbound bot has no endpoint: leave it empty (or give the transport, "
+                "UNARY or STREAM, that the endpoint serves)"
+            )
         return OUTBOUND_UNNAMED
     if endpoint.startswith(OUTBOUND):
         raise ValueError("register an outbound bot with transport BOT_TRANSPORT_OUTBOUND")
     if transport == pb.BOT_TRANSPORT_STREAM and not endpoint.startswith(STREAM):
         return STREAM + endpoint
     return endpoint
+
+
+def updated_endpoint(current: str, transport: int, endpoint: str) -> str | None:
+    """The endpoint to store when an update names a transport and/or an endpoint (None: no
+    change). An unnamed transport keeps the bot's; a named one with no endpoint keeps the
+    bot's address (``ValueError`` if it has none, as an outbound bot)."""
+    if transport == pb.BOT_TRANSPORT_UNSPECIFIED:
+        if not endpoint:
+            return None
+        transport = transport_of(current)
+    elif not endpoint and transport != pb.BOT_TRANSPORT_OUTBOUND:
+        if current.startswith(OUTBOUND):
+            raise ValueError("a bot that dials out has no address: give the endpoint it serves")
+        endpoint = address_part(current)
+    return stored_endpoint(transport, endpoint)
 
 
 def address_part(endpoint: str) -> str:

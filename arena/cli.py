@@ -22,8 +22,8 @@ from arena.local_bots import stops_started_on_signal
 from arena.play import add_command as add_play_command
 from arena.render import games_table, moves_table, result_table
 from arena.tournament_run import add_command as add_tournament_command
-from botkit.tls import ClientTls, TlsConfigError
 from cardarena.game.v1 import record_pb2
+from netkit.tls import ClientTls, TlsConfigError
 from referee import aio_bridge
 from referee.bot_client import BotPool
 from referee.games.api import Game, RulesError

@@ -182,13 +182,27 @@ def cmd_set_state(args: argparse.Namespace) -> int:
     return 0
 
 
+TRANSPORTS = {
+    "unary": pb.BOT_TRANSPORT_UNARY,
+    "stream": pb.BOT_TRANSPORT_STREAM,
+    "outbound": pb.BOT_TRANSPORT_OUTBOUND,
+}
+"""``--transport`` names: how the referee reaches the bot (docs/bot-protocol.md)."""
+
+
 def cmd_update_bot(args: argparse.Namespace) -> int:
-    """Change a bot's endpoint or version (owner token); a new version is validated again."""
-    if not args.endpoint and not args.version:
-        raise SystemExit("error: give --endpoint, --version or both")
+    """Change a bot's endpoint, transport or version (owner token); a change is validated
+    again."""
+    if not (args.endpoint or args.version or args.transport):
+        raise SystemExit("error: give --endpoint, --transport, --version or a mix")
     client = _client(args)
     try:
-        request = pb.UpdateBotRequest(bot_id=args.bot, endpoint=args.endpoint, version=args.version)
+        request = pb.UpdateBotRequest(
+            bot_id=args.bot,
+            endpoint=args.endpoint,
+            version=args.version,
+            transport=TRANSPORTS.get(args.transport, pb.BOT_TRANSPORT_UNSPECIFIED),
+        )
         bot = client.call("UpdateBot", request).bot
     except grpc.RpcError as error:
         return _fail(error)
@@ -201,8 +215,28 @@ def cmd_update_bot(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bot_key(args: argparse.Namespace) -> int:
+    """Make (and print once) or revoke the key that opens an outbound bot's ConnectBot."""
+    client = _client(args)
+    try:
+        if args.action == "create":
+            key = client.call("CreateBotKey", pb.CreateBotKeyRequest(bot_id=args.bot)).bot_key
+        else:
+            client.call("RevokeBotKey", pb.RevokeBotKeyRequest(bot_id=args.bot))
+    except grpc.RpcError as error:
+        return _fail(error)
+    finally:
+        client.close()
+    if args.action == "create":
+        _say("the bot's key (shown once; any earlier key no longer works): ")
+        _say((key, "bold"))
+    else:
+        _say(f"bot {args.bot}: key revoked")
+    return 0
+
+
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``bot``, ``pause``, ``resume``, ``retire`` and ``update-bot``."""
+    """Add ``bot``, ``pause``, ``resume``, ``retire``, ``update-bot`` and ``bot-key``."""
     reference = "the bot's id or OWNER/NAME"
     bot = add_client_command(
         commands, "bot", "a bot's profile (endpoint and full detail: owner's token)"
@@ -228,4 +262,16 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     update.add_argument("bot", help=reference)
     update.add_argument("--endpoint", default="", help="the new host:port (or tls://host:port)")
     update.add_argument("--version", default="", help="the new version: validated again")
+    update.add_argument(
+        "--transport",
+        choices=sorted(TRANSPORTS),
+        default="",
+        help="how the referee reaches it; outbound: the bot dials the arena (no --endpoint)",
+    )
     update.set_defaults(run=cmd_update_bot)
+    key = add_client_command(
+        commands, "bot-key", "make or revoke an outbound bot's own key (owner token)"
+    )
+    key.add_argument("action", choices=("create", "revoke"))
+    key.add_argument("bot", help=reference)
+    key.set_defaults(run=cmd_bot_key)

@@ -28,10 +28,10 @@ from arena.server import ServeOptions, serve
 from arena.store.coordination import WorkerIdInUse, default_worker_id
 from arena.store.db import DatabaseInUse
 from arena.store.repository import MAX_FAILURES
-from botkit.server import ListenError
-from botkit.tls import ClientTls, ServerTls, TlsConfigError
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
+from netkit.listen import ListenError
+from netkit.tls import ClientTls, ServerTls, TlsConfigError
 from referee import aio_bridge
 
 console = Console(width=None if sys.stdout.isatty() else 110)

@@ -8,9 +8,9 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.arena.v1 import arena_service_pb2_grpc
+from netkit.tls import ClientTls
 
 
 class ArenaClient:

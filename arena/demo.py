@@ -27,6 +27,7 @@ from arena.local_bots import (
     BotProcess,
     arena_serve_command,
     connect_bot,
+    sample_bot_kinds,
     start_many,
     start_server,
     stop_bot,
@@ -34,14 +35,13 @@ from arena.local_bots import (
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2
 from referee.games.registry import ENTRIES, GAMES
-from sample_bots.serve import BOTS
 
 console = Console(width=None if sys.stdout.isatty() else 110)
 
 
 def lineup(game: str, seats: int) -> list[str]:
     """Bot kinds entered in a game's demo ladder: its heuristic bot if any, and random bots."""
-    kinds = [kind for kind in (f"{game}-heuristic",) if kind in BOTS]
+    kinds = [kind for kind in (f"{game}-heuristic",) if kind in sample_bot_kinds()]
     return kinds + ["random"] * max(2, seats + 1 - len(kinds))
 
 
@@ -102,11 +102,13 @@ def run_demo(
                     token=owner_token,
                 )
                 owner_token = owner_token or registered.owner_token
-                if outbound:
+                if outbound:  # it dials with its own key, never the owner's token
+                    bot_id = registered.bot.bot_id
+                    key = client.call(
+                        "CreateBotKey", pb.CreateBotKeyRequest(bot_id=bot_id), token=owner_token
+                    ).bot_key
                     stop_bot(bot.process)  # its place is taken by one that dials out
-                    processes.append(
-                        connect_bot(kind, service.address, registered.bot.bot_id, owner_token)
-                    )
+                    processes.append(connect_bot(kind, service.address, bot_id, key))
             client.call(
                 "CreateLadder",
                 pb.CreateLadderRequest(

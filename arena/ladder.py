@@ -24,6 +24,7 @@ from arena.endpoint_guard import EndpointRefused
 from arena.endpoint_resolver import EndpointGuard
 from arena.leadership import Leadership
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
+from arena.metrics import LEASE_KINDS, Metrics
 from arena.store.calls import call_store
 from arena.store.coordination import Coordination, WorkerIdInUse, default_worker_id
 from arena.store.repository import (
@@ -46,7 +47,6 @@ from referee.bot_client import BotPool, CallResult, Refused
 from referee.codec.watch import public_move_event
 from referee.games.registry import STATE_CLASSES, game_from_settings, make_game
 from referee.match import FaultPolicy, Match, MoveLog, TimeControl
-from referee.metrics import LEASE_KINDS, Metrics
 from referee.runner import MatchSpec, PlayedMatch, announce_end, play_unannounced
 
 log = logging.getLogger("arena.ladder")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import selectors
 import signal
 import socket
@@ -40,6 +41,20 @@ def start_bot(kind: str, seed: int | None = None, host: str = "127.0.0.1") -> Bo
     return start_server(kind, bot_command(kind, seed, host))
 
 
+@functools.cache
+def sample_bot_kinds() -> frozenset[str]:
+    """The kinds of sample bot, as the sample bots' own program names them (``--list``): the
+    arena starts them by module name and imports none of them."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "sample_bots", "--list"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=STARTUP_TIMEOUT_S,
+    )
+    return frozenset(listed.stdout.split())
+
+
 def bot_command(kind: str, seed: int | None = None, host: str = "127.0.0.1") -> list[str]:
     """The command line of sample bot ``kind`` listening on a free port."""
     command = [sys.executable, "-m", "sample_bots", kind, "--listen", f"{host}:0"]
@@ -48,8 +63,8 @@ def bot_command(kind: str, seed: int | None = None, host: str = "127.0.0.1") -> 
 
 def connect_bot(kind: str, arena: str, bot_id: str, token: str) -> BotProcess:
     """Start sample bot ``kind`` dialling the arena at ``arena`` as ``bot_id`` (registered as
-    outbound, ``token`` its owner's): it listens nowhere, so its address is empty. The token
-    reaches it on stdin, never on its command line."""
+    outbound; ``token`` the bot's key or its owner's token): it listens nowhere, so its
+    address is empty. The token reaches it on stdin, never on its command line."""
     command = [sys.executable, "-m", "sample_bots", kind, "--connect", arena, "--bot-id", bot_id]
     command += ["--token", "-"]
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 import grpc
 import grpc.aio
 
-from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2_grpc
+from netkit.tls import ClientTls
 
 if TYPE_CHECKING:  # the stubs' async stub type; at run time an aio channel makes one
     from cardarena.arena.v1.arena_service_pb2_grpc import ArenaServiceAsyncStub

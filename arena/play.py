@@ -23,6 +23,7 @@ from rich.table import Table
 from arena.cli_args import count, positive
 from arena.local_bots import (
     STOP_SIGNALS,
+    sample_bot_kinds,
     start_many,
     stop_bot,
     stops_started_on_signal,
@@ -37,17 +38,17 @@ from referee.games.api import Game, RulesError
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, TimeControl
 from referee.runner import MatchSpec, play_match
-from sample_bots.serve import BOTS
 
 console = Console(width=None if sys.stdout.isatty() else 110)
 
 
 def opponent_kind(game: str, vs: str) -> str:
     """``heuristic`` → ``<game>-heuristic``; a full kind name is kept as is."""
-    kind = vs if vs in BOTS else f"{game}-{vs}"
-    if kind not in BOTS:
+    kinds = sample_bot_kinds()
+    kind = vs if vs in kinds else f"{game}-{vs}"
+    if kind not in kinds:
         known = sorted(
-            {k.removeprefix(f"{game}-") for k in BOTS if k == "random" or k.startswith(f"{game}-")}
+            {k.removeprefix(f"{game}-") for k in kinds if k == "random" or k.startswith(f"{game}-")}
         )
         raise SystemExit(f"error: no sample bot {vs!r} for {game}; choose from {', '.join(known)}")
     return kind

@@ -37,8 +37,10 @@ from arena.bot_relay import (
 )
 from arena.endpoint_guard import GuardPolicy
 from arena.endpoint_resolver import EndpointGuard
+from arena.house_bot import start_house_bot
 from arena.ladder import Arena, ArenaConfig
 from arena.limits import ApiLimits, LimitInterceptor, LimitsConfig
+from arena.metrics import Metrics
 from arena.peers import PeerChannels
 from arena.reflection import HealthServicer, enable_reflection
 from arena.rpc_errors import RateLimitedLog, RequestGuard
@@ -46,15 +48,13 @@ from arena.service import ArenaServicer
 from arena.store.db import Database, open_database
 from arena.store.repository import Store
 from arena.web.server import bind, serve_web
-from botkit.server import SERVER_OPTIONS, ListenError, add_port, start_server
-from botkit.tls import ClientTls, ServerTls
 from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
+from netkit.listen import SERVER_OPTIONS, ListenError, add_port
+from netkit.tls import ClientTls, ServerTls
 from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool
 from referee.bot_stream import CONNECT_METHOD, CONNECT_SERVICE, StreamBot, connect_bot_handler
 from referee.games.registry import STATE_CLASSES
-from referee.metrics import Metrics
-from sample_bots.random_bot import make_random_bot
 
 log = logging.getLogger("arena.server")
 SERVICE_NAME = arena_service_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name
@@ -129,7 +129,7 @@ async def serve(
         if options.web_listen:
             web_socket = bind(options.web_listen)
             guard.add_own_socket(*web_socket.getsockname()[:2])
-        house_server, house_address = await await_aio(lambda: start_server(make_random_bot()))
+        house_server, house_address = await await_aio(start_house_bot)
         guard.add_own_socket(*_host_port(house_address))
         address = f"{options.listen.rsplit(':', 1)[0]}:{api_port}"
         config = options.arena

@@ -18,7 +18,13 @@ import grpc
 import grpc.aio
 
 from arena import fields
-from arena.bot_transport import OUTBOUND, OUTBOUND_UNNAMED, address_part, stored_endpoint
+from arena.bot_transport import (
+    OUTBOUND,
+    OUTBOUND_UNNAMED,
+    address_part,
+    stored_endpoint,
+    updated_endpoint,
+)
 from arena.endpoint_guard import EndpointRefused, GuardedTarget
 from arena.ladder import Arena
 from arena.limits import (
@@ -271,19 +277,45 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             fields.version(request.version),
             fields.endpoint_length(request.endpoint),
         )
+        if request.transport not in pb.BotTransport.values():
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "unknown transport")
+        bot_id = await self._bot_id(context, request.bot_id)
+        endpoint = None
+        if request.endpoint or request.transport:
+            current = await self._call(context, self.store.bot, bot_id)
+            try:
+                endpoint = updated_endpoint(current.endpoint, request.transport, request.endpoint)
+            except ValueError as error:
+                await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         address = None
-        if request.endpoint:
-            address = (await self._guarded(context, request.endpoint)).address_key
+        if endpoint and endpoint != OUTBOUND_UNNAMED:  # an outbound bot has no address
+            address = (await self._guarded(context, endpoint)).address_key
         bot = await self._call(
             context,
             self.store.update_bot,
-            await self._bot_id(context, request.bot_id),
+            bot_id,
             _token(context),
-            request.endpoint,
+            endpoint or "",
             request.version,
             address,
         )
         return pb.UpdateBotResponse(bot=bot.to_proto())
+
+    async def CreateBotKey(
+        self, request: pb.CreateBotKeyRequest, context: Context
+    ) -> pb.CreateBotKeyResponse:
+        await _require(context, fields.bot_reference("bot_id", request.bot_id))
+        bot_id = await self._bot_id(context, request.bot_id)
+        key = await self._call(context, self.store.create_bot_key, bot_id, _token(context))
+        return pb.CreateBotKeyResponse(bot_key=key)
+
+    async def RevokeBotKey(
+        self, request: pb.RevokeBotKeyRequest, context: Context
+    ) -> pb.RevokeBotKeyResponse:
+        await _require(context, fields.bot_reference("bot_id", request.bot_id))
+        bot_id = await self._bot_id(context, request.bot_id)
+        await self._call(context, self.store.revoke_bot_key, bot_id, _token(context))
+        return pb.RevokeBotKeyResponse()
 
     async def SetBotState(
         self, request: pb.SetBotStateRequest, context: Context
@@ -395,17 +427,23 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
 
     async def accept_bot_stream(self, bot_id: str, context: Context) -> StreamBot:
         """Whose ConnectBot stream this is (``referee.bot_stream.connect_bot_handler``): the
-        bot's owner's token, an outbound bot not retired; else the call is aborted."""
+        bot's key or its owner's token, an outbound bot not retired; else the call is
+        aborted."""
         token = _token(context)
         if not token:
             await _abort(
-                context, grpc.StatusCode.UNAUTHENTICATED, "ConnectBot needs the owner's token"
+                context,
+                grpc.StatusCode.UNAUTHENTICATED,
+                "ConnectBot needs the bot's key or its owner's token",
             )
         await _require(context, fields.identifier("bot_id", bot_id))
-        owner = await self._call(context, self.store.token_owner, token)
+        if not await self._call(context, self.store.may_connect, bot_id, token):
+            await _abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "neither this bot's key nor its owner's token",
+            )
         bot = await self._call(context, self.store.bot, bot_id)
-        if owner is None or bot.owner != owner:
-            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "not this bot's owner's token")
         if not bot.endpoint.startswith(OUTBOUND):
             detail = "this bot is registered to be dialled; only outbound bots connect"
             await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, detail)

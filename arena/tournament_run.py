@@ -27,7 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.duplicate_scoring import Rotation
-from arena.local_bots import start_many, stop_bot
+from arena.local_bots import sample_bot_kinds, start_many, stop_bot
 from arena.tournament import (
     FORMATS,
     Crosstable,
@@ -45,7 +45,6 @@ from referee.games.api import Game, RulesError
 from referee.games.registry import STATE_CLASSES, make_game
 from referee.match import FaultPolicy, TimeControl
 from referee.runner import MatchSpec, play_match
-from sample_bots.serve import BOTS
 
 console = Console(width=None if sys.stdout.isatty() else 120)
 
@@ -179,7 +178,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     entrants = _named(args.entrant, "--entrant")
     samples = _named(args.sample, "--sample")
     for name, kind in samples.items():
-        if kind not in BOTS:
+        if kind not in sample_bot_kinds():
             raise SystemExit(f"error: --sample {name}={kind}: no sample bot {kind!r}")
         if name in entrants:
             raise SystemExit(f"error: entrant {name!r} given twice")

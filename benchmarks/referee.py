@@ -12,7 +12,10 @@ CPU, fresh client processes take turns, each for the same window, over several r
 - ``stream_echo``: the raw client multiplexing its calls over one open bidirectional stream
   per server port (issue 20's baseline: what a message on an open stream costs);
 - ``referee_stream_in``: the referee against the same trivial bots over their ``Play`` stream
-  (``stream://``: the referee dials, one stream per bot, every match on it);
+  (``stream://``: the referee dials, one stream per bot, every match on it); the bots write
+  the answers ready together as one batch (as botkit does), and so does the referee;
+- ``referee_stream_in_single``: the same against bots that write one answer a message (a bot
+  that does not batch: each answer costs a stream message, as in ``stream_echo``);
 - ``referee_stream_out``: the referee process listening for ``ConnectBot`` and the trivial
   bots dialling it (``outbound://``: bots behind NAT), one stream per bot.
 
@@ -72,11 +75,13 @@ def referee_client(args: argparse.Namespace) -> dict[str, float]:
     from referee.bot_client import BotPool
     from referee.games.registry import game_types, make_game
     from referee.match import TimeControl
-    from referee.metrics import Metrics
+    from referee.metrics import MatchMetrics
     from referee.runner import MatchSpec, play_match
 
     game = make_game(args.game, args.seats)
-    metrics = Metrics([t.name for t in game_types()], CollectorRegistry()) if args.metrics else None
+    metrics = (
+        MatchMetrics([t.name for t in game_types()], CollectorRegistry()) if args.metrics else None
+    )
     # A clock so generous that no decision of a loaded benchmark ever times out.
     clock = TimeControl(move_time_ms=30_000, time_bank_ms=0)
     counts = {"decisions": 0, "faults": 0, "matches": 0}
@@ -119,9 +124,10 @@ def referee_client(args: argparse.Namespace) -> dict[str, float]:
         async def marker() -> None:
             await trio.sleep(args.warmup)
             start = (cpu_seconds(), time.perf_counter(), counts["decisions"], counts["faults"])
-            server = proc_cpu_seconds(args.server_pid)
+            server, relay = proc_cpu_seconds(args.server_pid), proc_cpu_seconds(args.relay_pid)
             await trio.sleep(args.seconds)
             mark["server_cpu_s"] = proc_cpu_seconds(args.server_pid) - server
+            mark["relay_cpu_s"] = proc_cpu_seconds(args.relay_pid) - relay
             mark["cpu_s"] = cpu_seconds() - start[0]
             mark["wall_s"] = time.perf_counter() - start[1]
             mark["calls"] = counts["decisions"] - start[2]
@@ -210,12 +216,19 @@ LABELS = {
     "metrics": "referee + metrics",
     "stream_echo": "raw stream echo",
     "referee_stream_in": "referee, streams in",
+    "referee_stream_in_single": "referee, in, unbatched",
     "referee_stream_out": "referee, streams out",
     "referee_stream_relayed": "referee, out via relay",
 }
 """Every variant, in the order rows are printed."""
 
-STREAMED = ("stream_echo", "referee_stream_in", "referee_stream_out", "referee_stream_relayed")
+STREAMED = (
+    "stream_echo",
+    "referee_stream_in",
+    "referee_stream_in_single",
+    "referee_stream_out",
+    "referee_stream_relayed",
+)
 """Variants whose × column is against ``stream_echo`` (the others: against ``echo``)."""
 
 
@@ -244,7 +257,7 @@ def run_relayed(referee: Sequence[str], seats: int) -> dict[str, float]:
     """One ``referee_stream_relayed`` run: the bots dial a relay process (the arena process
     they are connected to, ``benchmarks.servers.relay``), and the referee reaches them
     through its RelayBot, as one arena process plays another's outbound bots. The relay
-    and the bots share the server CPU; the relay's CPU is reported as ``relay_cpu_s``."""
+    and the bots share the server CPU; the relay's CPU in the window is ``relay_cpu_s``."""
     with server(
         "benchmarks.servers.relay", "--cpu", str(SERVER_CPU), "--max-seconds", "600"
     ) as relay:
@@ -254,10 +267,8 @@ def run_relayed(referee: Sequence[str], seats: int) -> dict[str, float]:
         bots += ["--connect", address, "--bot-ids", ids, "--max-seconds", "600"]
         process = subprocess.Popen(bots, stdout=subprocess.DEVNULL, cwd=ROOT)
         try:
-            before = proc_cpu_seconds(relay.process.pid)
-            result = run_client([*referee, "--relay", address], process.pid)
-            result["relay_cpu_s"] = proc_cpu_seconds(relay.process.pid) - before
-            return result
+            command = [*referee, "--relay", address, "--relay-pid", str(relay.process.pid)]
+            return run_client(command, process.pid)
         finally:
             stop_bot(process, grace_s=10)
 
@@ -279,9 +290,9 @@ def metric_calls_us(game_name: str) -> float:
     """CPU µs of the metric calls the runner makes per decision (a counter and a histogram)."""
     from prometheus_client import CollectorRegistry
 
-    from referee.metrics import Metrics
+    from referee.metrics import MatchMetrics
 
-    game_metrics = Metrics([game_name], CollectorRegistry()).for_game(game_name)
+    game_metrics = MatchMetrics([game_name], CollectorRegistry()).for_game(game_name)
     decisions, durations = game_metrics.decisions, game_metrics.call_duration
     runs = []
     for _ in range(5):
@@ -312,6 +323,7 @@ def main() -> None:
     parser.add_argument("--relay", default="", help=argparse.SUPPRESS)
     parser.add_argument("--targets", nargs="*", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--server-pid", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--relay-pid", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.warmup, args.rounds, args.concurrency = 0.8, 0.3, 1, 16
@@ -327,6 +339,7 @@ def main() -> None:
     results: dict[str, list[dict[str, float]]] = {name: [] for name in LABELS}
     with (
         server("benchmarks.servers.bot", *common) as bots,
+        server("benchmarks.servers.bot", "--one-per-write", *common) as single_bots,
         server(
             "benchmarks.servers.echo", "serve", "--reply-bytes", str(reply_bytes), *common
         ) as echo,
@@ -343,6 +356,11 @@ def main() -> None:
             "metrics": partial(run_client, [*me, "--metrics"], bots.process.pid),
             "stream_echo": partial(run_client, [*echo_client, "--stream"], echo.process.pid),
             "referee_stream_in": partial(run_client, [*me, "--stream"], bots.process.pid),
+            "referee_stream_in_single": partial(
+                run_client,
+                [*me, "--stream", "--targets", *single_bots.targets],
+                single_bots.process.pid,
+            ),
             "referee_stream_out": partial(run_outbound, me, args.seats),
             "referee_stream_relayed": partial(run_relayed, me, args.seats),
         }
@@ -391,7 +409,7 @@ def main() -> None:
             "server_us_per_call": figure(name, "server_us"),
             "faults": sum(run.get("faults", 0) for run in results[name]),
         }
-        if name == "referee_stream_relayed":  # the relay's CPU over the whole run (warm-up too)
+        if name == "referee_stream_relayed":  # the relay's CPU in the measured window
             row["relay_us_per_call"] = statistics.median(
                 run["relay_cpu_s"] / max(run["calls"], 1) * 1e6 for run in results[name]
             )
@@ -402,17 +420,14 @@ def main() -> None:
             f"{row['server_us_per_call']:15.1f}"
         )
     unary_rate = figure("referee", "rate")
-    for name in ("referee_stream_in", "referee_stream_out", "referee_stream_relayed"):
+    for name in STREAMED[1:]:
         print(
             f"{LABELS[name]}: {figure(name, 'rate') / unary_rate:.2f} × the unary referee "
             f"(target ≥ 2.5), {figure(name, 'rate') / stream_echo_rate:.2f} × stream_echo "
             "(target ≥ 0.8)"
         )
     relayed = rows[-1]
-    print(
-        f"relay process: {relayed.get('relay_us_per_call', 0):.0f} µs CPU per relayed decision "
-        "(over the whole run, warm-up included)"
-    )
+    print(f"relay process: {relayed.get('relay_us_per_call', 0):.0f} µs CPU per relayed decision")
     off_us = float(rows[1]["client_us_per_call"])  # type: ignore[arg-type]
     on_us = float(rows[2]["client_us_per_call"])  # type: ignore[arg-type]
     calls_us = metric_calls_us(args.game)

@@ -26,11 +26,12 @@ with reconnect and back-off; the same ``choose`` runs either way (docs/bot-proto
 from botkit.bot import Bot, ChooseFn, caller_identities, time_left_s
 from botkit.server import serve, serve_async
 from botkit.stream import connect, connect_async
-from botkit.tls import ServerTls
+from netkit.tls import ClientTls, ServerTls
 
 __all__ = [
     "Bot",
     "ChooseFn",
+    "ClientTls",
     "ServerTls",
     "caller_identities",
     "connect",

@@ -4,8 +4,10 @@ dialled the arena (``connect``: ``ArenaService.ConnectBot``, with reconnect and 
 
 Requests are answered one at a time in the order they came, as the unary server does (the
 bot's function is synchronous); pings are answered at once by the reader; a request withdrawn
-before its turn came is skipped. ``time_left_s()`` inside ``choose`` counts down from the
-request's arrival: its move time plus what is left of its time bank.
+before its turn came is skipped. Answers are written in batches: whatever is ready when the
+previous write is done goes as one message (the referee batches its requests the same way; a
+stream message costs a fast bot more than its decision). ``time_left_s()`` inside ``choose``
+counts down from the request's arrival: its move time plus what is left of its time bank.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ import grpc.aio
 from botkit.bot import TIME_LEFT, Bot, ChooseFn, info_of
 from cardarena.arena.v1 import arena_service_pb2, arena_service_pb2_grpc
 from cardarena.bot.v1 import bot_service_pb2
+from netkit.tls import ClientTls
 
 log = logging.getLogger("botkit")
 
 ReadFn = Callable[[], Awaitable[Sequence[bot_service_pb2.RefereeMessage] | None]]
 """The next batch of messages of a stream (None: it ended)."""
-WriteFn = Callable[[bot_service_pb2.BotMessage], Awaitable[None]]
+WriteFn = Callable[[Sequence[bot_service_pb2.BotMessage]], Awaitable[None]]
+"""Write messages to the stream, as one batch."""
 
 BACKOFF_S = (0.5, 30.0)
 """First and longest wait before ``connect`` dials again after losing the arena."""
@@ -78,7 +82,22 @@ async def play_stream(bot: Bot, read: ReadFn, write: WriteFn) -> None:
     queue: collections.deque[tuple[bot_service_pb2.RefereeMessage, float]] = collections.deque()
     withdrawn: set[int] = set()
     ready = asyncio.Event()
-    ended = False
+    ended = finished = False
+    outbox: list[bot_service_pb2.BotMessage] = []
+    to_write = asyncio.Event()
+
+    def send(reply: bot_service_pb2.BotMessage) -> None:
+        outbox.append(reply)
+        to_write.set()
+
+    async def writer() -> None:
+        while outbox or not finished:
+            await to_write.wait()
+            to_write.clear()
+            while outbox:
+                batch = outbox[:]
+                outbox.clear()
+                await write(batch)
 
     async def reader() -> None:
         nonlocal ended
@@ -87,8 +106,7 @@ async def play_stream(bot: Bot, read: ReadFn, write: WriteFn) -> None:
                 for message in batch:
                     body = message.WhichOneof("body")
                     if body == "ping":
-                        pong = bot_service_pb2.Pong()
-                        await write(bot_service_pb2.BotMessage(id=message.id, pong=pong))
+                        send(bot_service_pb2.BotMessage(id=message.id, pong=bot_service_pb2.Pong()))
                     elif body == "withdrawal":
                         withdrawn.add(message.withdrawal.request_id)
                     else:
@@ -99,6 +117,7 @@ async def play_stream(bot: Bot, read: ReadFn, write: WriteFn) -> None:
             ready.set()
 
     async def worker() -> None:
+        nonlocal finished
         while True:
             await ready.wait()
             ready.clear()
@@ -109,13 +128,15 @@ async def play_stream(bot: Bot, read: ReadFn, write: WriteFn) -> None:
                     continue
                 reply = _answer(bot, message, received)
                 if reply is not None:
-                    await write(reply)
+                    send(reply)
                 await asyncio.sleep(0)  # let the reader take pings and withdrawals
             withdrawn.clear()  # every withdrawal seen refers to a request answered or skipped
             if ended:
+                finished = True  # the writer ends once the last answers are written
+                to_write.set()
                 return
 
-    await asyncio.gather(reader(), worker())
+    await asyncio.gather(reader(), worker(), writer())
 
 
 async def play_served(bot: Bot, requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -127,8 +148,8 @@ async def play_served(bot: Bot, requests: Any, context: grpc.aio.ServicerContext
             return None
         return request.messages  # type: ignore[no-any-return]
 
-    async def write(message: bot_service_pb2.BotMessage) -> None:
-        await context.write(bot_service_pb2.PlayResponse(messages=[message]))
+    async def write(messages: Sequence[bot_service_pb2.BotMessage]) -> None:
+        await context.write(bot_service_pb2.PlayResponse(messages=messages))
 
     await context.send_initial_metadata(())
     await play_stream(bot, read, write)
@@ -149,12 +170,22 @@ FINAL_CODES = (
 """Statuses that end ``connect``: dialling again would get the same answer."""
 
 
-async def connect_once(bot: Bot, arena: str, token: str, bot_id: str) -> bool:
+def arena_channel(arena: str, tls: ClientTls | None) -> grpc.aio.Channel:
+    """A channel to the arena's API: TLS with ``tls``'s trust (None: plain text, for an
+    arena on this machine or a private network only: the token would travel in clear)."""
+    if tls is None:
+        return grpc.aio.insecure_channel(arena)
+    return grpc.aio.secure_channel(arena, tls.credentials())
+
+
+async def connect_once(
+    bot: Bot, arena: str, token: str, bot_id: str, tls: ClientTls | None = None
+) -> bool:
     """One ConnectBot stream to ``arena`` until it ends; True if the arena ever spoke on it.
 
     ``Refused`` when the arena says no for good."""
     heard = False
-    async with grpc.aio.insecure_channel(arena) as channel:
+    async with arena_channel(arena, tls) as channel:
         stub = arena_service_pb2_grpc.ArenaServiceStub(channel)
         call = stub.ConnectBot(metadata=(("authorization", f"Bearer {token}"),))
 
@@ -167,11 +198,11 @@ async def connect_once(bot: Bot, arena: str, token: str, bot_id: str) -> bool:
             assert isinstance(response, arena_service_pb2.ConnectBotResponse)
             return response.messages
 
-        async def write(message: bot_service_pb2.BotMessage) -> None:
-            await call.write(arena_service_pb2.ConnectBotRequest(messages=[message]))
+        async def write(messages: Sequence[bot_service_pb2.BotMessage]) -> None:
+            await call.write(arena_service_pb2.ConnectBotRequest(messages=messages))
 
         try:
-            await write(bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id)))
+            await write([bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id))])
             await play_stream(bot, read, write)
         except grpc.aio.AioRpcError as error:
             if error.code() in FINAL_CODES:
@@ -186,13 +217,14 @@ async def connect_async(
     token: str,
     bot_id: str,
     backoff_s: tuple[float, float] = BACKOFF_S,
+    tls: ClientTls | None = None,
 ) -> None:
     """Stay connected to ``arena`` as ``bot_id``: dial again after each loss, waiting a
     random share of a back-off that doubles up to ``backoff_s[1]`` (reset once the arena
     spoke on a stream). Ends with ``Refused`` when the arena says no for good."""
     wait = backoff_s[0]
     while True:
-        if await connect_once(bot, arena, token, bot_id):
+        if await connect_once(bot, arena, token, bot_id, tls):
             wait = backoff_s[0]
         delay = wait * (0.5 + random.random() / 2)
         log.info("dialling %s again in %.1f s", arena, delay)
@@ -208,15 +240,18 @@ def connect(
     bot_id: str,
     name: str = "bot",
     version: str = "0",
+    tls: ClientTls | None = None,
 ) -> None:
-    """Dial the arena at ``arena`` (host:port) as the registered bot ``bot_id`` (its owner's
-    ``token``) and play every match it is given, reconnecting with back-off, until SIGTERM or
-    Ctrl-C. For bots behind NAT: no port to open, no address to register."""
+    """Dial the arena at ``arena`` (host:port) as the registered bot ``bot_id`` (``token``:
+    the bot's key or its owner's token) and play every match it is given, reconnecting with
+    back-off, until SIGTERM or Ctrl-C. For bots behind NAT: no port to open, no address to
+    register. ``tls``: dial over TLS (``ClientTls()`` trusts the usual roots), as any arena on
+    the internet needs."""
     bot = choose if isinstance(choose, Bot) else Bot(choose=choose, name=name, version=version)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 
     async def main() -> None:
-        task = asyncio.ensure_future(connect_async(bot, arena, token, bot_id))
+        task = asyncio.ensure_future(connect_async(bot, arena, token, bot_id, tls=tls))
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, task.cancel)

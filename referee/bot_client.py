@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from botkit.tls import ClientTls
 from cardarena.bot.v1 import bot_service_pb2
+from netkit.tls import ClientTls
 from referee import bot_stream
 from referee.aio_bridge import await_aio
 from referee.bot_endpoint import (

@@ -21,7 +21,8 @@ dropped; more than ``MAX_UNSOLICITED`` closes the stream as a flood. A message o
 in flight with that fault. All of it touches only this bot's stream.
 
 The transport half (``Link``) runs on the asyncio host loop, where every grpc.aio object
-lives; it wakes the waiting trio task through the trio token, as ``aio_bridge`` does.
+lives; it wakes the waiting trio tasks through the trio token, many at once
+(``referee.stream_wake``).
 """
 
 from __future__ import annotations
@@ -30,14 +31,11 @@ import asyncio
 import itertools
 import logging
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 import grpc.aio
-import trio
 from google.protobuf.message import DecodeError
 
 from cardarena.bot.v1 import bot_service_pb2
@@ -53,7 +51,9 @@ from referee.bot_endpoint import (
     reader_of,
 )
 from referee.codec.untrusted import MalformedResponseError, bounded, parse_strictly
+from referee.codec.wire import varint
 from referee.match import Fault, FaultKind
+from referee.stream_wake import Slots, Waiter, Waker, current_waker
 
 log = logging.getLogger("referee.stream")
 
@@ -109,19 +109,13 @@ ANSWERS = {
 }
 """Which BotMessage body answers each RefereeMessage body."""
 
+_BODY_TAGS = {body: varint(body << 3 | 2) for body in (*ANSWERS, WITHDRAWAL)}
+"""Each RefereeMessage body's field tag (length-delimited)."""
+
 
 def is_stream_target(target: str) -> bool:
     """Whether ``target`` names a bot reached over a stream (dialled or dialling out)."""
     return target.startswith(STREAM_SCHEMES)
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def frame(message_id: int, body_field: int, body: bytes) -> bytes:
@@ -129,9 +123,8 @@ def frame(message_id: int, body_field: int, body: bytes) -> bytes:
     the same layout; frames concatenated are one batch) holding one ``RefereeMessage`` with
     ``message_id`` and ``body`` (a serialized message) in field ``body_field``. Built by hand
     so a ChooseActionRequest's cached bytes are not parsed again."""
-    inner = b"\x08" + _varint(message_id) + _varint(body_field << 3 | 2) + _varint(len(body))
-    inner += body
-    return b"\x0a" + _varint(len(inner)) + inner
+    inner = b"".join((b"\x08", varint(message_id), _BODY_TAGS[body_field], varint(len(body)), body))
+    return b"\x0a" + varint(len(inner)) + inner
 
 
 def withdrawal(message_id: int, request_id: int, reason: str) -> bytes:
@@ -140,59 +133,25 @@ def withdrawal(message_id: int, request_id: int, reason: str) -> bytes:
     return frame(message_id, WITHDRAWAL, body)
 
 
-class _Waker:
-    """Wakes trio tasks from the host loop, many per trio wake-up: each ``run_sync_soon``
-    costs a write to trio's wake-up socket and a hop through its I/O thread, which cost as
-    much as the stream message itself when done once per answer."""
-
-    def __init__(self, token: trio.lowlevel.TrioToken) -> None:
-        self._token = token
-        self._due: list[trio.Event] = []
-
-    def set_soon(self, event: trio.Event) -> None:
-        """Set ``event`` at trio's next tick (with every other event due by then)."""
-        self._due.append(event)
-        if len(self._due) == 1:
-            try:
-                self._token.run_sync_soon(self._flush)
-            except trio.RunFinishedError:  # trio ended: nobody waits any more
-                self._due.clear()
-
-    def _flush(self) -> None:
-        due, self._due = self._due, []
-        for event in due:
-            event.set()
-
-
-_WAKERS: weakref.WeakKeyDictionary[trio.lowlevel.TrioToken, _Waker] = weakref.WeakKeyDictionary()
-
-
-def _waker() -> _Waker:
-    """The current trio run's waker (one per run, shared by every bot's stream)."""
-    token = trio.lowlevel.current_trio_token()
-    waker = _WAKERS.get(token)
-    if waker is None:
-        waker = _WAKERS[token] = _Waker(token)
-    return waker
-
-
 class StreamRefused(Exception):
     """A stream the arena will not attach (a second one for a bot that has one open)."""
 
 
-@dataclass
 class _Pending:
     """A request sent (or waiting to be sent again) on a bot's stream."""
 
-    frame: bytes
-    answer: str
-    done: trio.Event = field(default_factory=trio.Event)
-    raw: bytes | None = None
-    fault: Fault | None = None
-    answered: bool = False
-    """Set on the host loop as the answer (or fault) arrives, before the trio task wakes."""
-    expired: bool = False
-    """Set on the host loop when the deadline passes first: a later answer is discarded."""
+    __slots__ = ("answer", "answered", "expired", "fault", "frame", "raw", "waiter")
+
+    def __init__(self, frame: bytes, answer: str) -> None:
+        self.frame = frame
+        self.answer = answer
+        self.waiter = Waiter()
+        self.raw: bytes | None = None
+        self.fault: Fault | None = None
+        self.answered = False
+        """Set on the host loop as the answer (or fault) arrives, before the trio task wakes."""
+        self.expired = False
+        """Set on the host loop when the deadline passes first: a later answer is discarded."""
 
 
 Write = Callable[[bytes], Awaitable[Any]]
@@ -382,7 +341,7 @@ class StreamBot(BotEndpoint):
         self._relayed: dict[int, tuple[_Relay, int]] = {}
         """Requests forwarded for other arena processes: our id → (relay, their id)."""
         self._close_transport = close_transport
-        self._limiter = trio.CapacityLimiter(max_concurrent_calls)
+        self._slots = Slots(max_concurrent_calls)
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
         self._link: Link | None = None
@@ -390,7 +349,7 @@ class StreamBot(BotEndpoint):
         self._backoff_s = REDIAL_BACKOFF_S[0]
         self._redial: asyncio.TimerHandle | None = None
         self._closing = False
-        self._waker: _Waker | None = None
+        self._waker: Waker | None = None
         self.unsolicited_total = 0
         """Messages that answered nothing in flight, over every stream of this bot."""
         self.connections = 0
@@ -418,30 +377,28 @@ class StreamBot(BotEndpoint):
         return self.outbound and self.directly_connected
 
     async def _exchange(self, body_field: int, body: bytes, timeout_s: float) -> CallResult:
-        # A free slot is taken without a trio checkpoint (``async with`` would yield once per
-        # decision); a full stream waits its turn, its clock not started.
-        try:
-            self._limiter.acquire_nowait()
-        except trio.WouldBlock:
-            await self._limiter.acquire()
+        # A free slot is taken without a trio checkpoint; a full stream waits its turn, its
+        # clock not started.
+        await self._slots.take()
         try:
             return await self._exchange_held(body_field, body, timeout_s)
         finally:
-            self._limiter.release()
+            self._slots.give_back()
 
     async def _exchange_held(self, body_field: int, body: bytes, timeout_s: float) -> CallResult:
         if self._waker is None:
-            self._waker = _waker()
+            self._waker = current_waker()
         message_id = self.next_id()
         pending = _Pending(frame(message_id, body_field, body), ANSWERS[body_field])
         self._pending[message_id] = pending
         started = time.perf_counter_ns()
         # The deadline is an asyncio timer, not a trio cancel scope: it costs a heap entry
         # instead of a scope's deadline bookkeeping on every decision.
-        timer = asyncio.get_running_loop().call_later(timeout_s, self._expire, pending)
+        loop = asyncio.get_running_loop()
+        timer = loop.call_at(loop.time() + timeout_s, self._expire, pending)
         try:
             self._send(pending.frame)
-            await pending.done.wait()
+            await pending.waiter.wait()
         finally:
             timer.cancel()
             del self._pending[message_id]
@@ -529,7 +486,7 @@ class StreamBot(BotEndpoint):
     @property
     def calls_in_flight(self) -> int:
         """Requests in flight (or waiting their turn) on this bot's stream."""
-        return int(self._limiter.borrowed_tokens + self._limiter.statistics().tasks_waiting)
+        return self._slots.in_use
 
     # -- the asyncio side (called on the host loop) ----------------------------------------
 
@@ -604,12 +561,12 @@ class StreamBot(BotEndpoint):
         if not pending.answered:
             pending.expired = True
             if self._waker is not None:
-                self._waker.set_soon(pending.done)
+                self._waker.wake_soon(pending.waiter)
 
     def _wake(self, pending: _Pending) -> None:
         pending.answered = True
         if self._waker is not None:
-            self._waker.set_soon(pending.done)
+            self._waker.wake_soon(pending.waiter)
 
     def lost(self, link: Link, fault: Fault | None) -> None:
         """``link`` ended: fail the pending requests now if the bot is at fault (or was never

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import random
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
@@ -131,6 +131,14 @@ class MoveBook(Sequence[MoveLog]):
 
     def __len__(self) -> int:
         return len(self._seats)
+
+    def rows(self) -> Iterator[tuple[int, int, int, int, Fault | None, int]]:
+        """Every move as ``(index, seat, action, elapsed_us, fault, time_bank_ms)``, in order:
+        what ``MoveLog`` holds, without making one per move (a record is built from them)."""
+        faults = self._faults
+        columns = zip(self._seats, self._actions, self._elapsed_us, self._banks_ms, strict=True)
+        for index, (seat, action, elapsed_us, bank_ms) in enumerate(columns):
+            yield index, seat, action, elapsed_us, faults.get(index), bank_ms
 
     @overload
     def __getitem__(self, index: int) -> MoveLog: ...

@@ -1,9 +1,11 @@
-"""Every Prometheus metric Card Arena exports, in one place.
+"""The referee's Prometheus metrics: matches played and the bot calls in them (what
+``referee.runner`` counts). The arena's own (ladders, matchmaking, validation, health sweeps,
+leases, workers, the store) are in ``arena.metrics``, whose ``Metrics`` adds them to these.
 
 Names follow the Prometheus naming guide: one prefix (``cardarena_``), base units in the name,
 counters ending in ``_total``. Labels take values from small fixed sets (games, outcomes, fault
 kinds, operations) and are pre-initialised so dashboards see zeros; never a bot, owner or match
-id (per-bot figures belong to the arena API). Tests build ``Metrics`` on their own
+id (per-bot figures belong to the arena API). Tests build metrics on their own
 ``CollectorRegistry``; the service uses the default registry, which also carries the client
 library's process and platform metrics.
 """
@@ -23,30 +25,15 @@ FAULT_KINDS = tuple(kind.name.lower() for kind in FaultKind)
 """Fault labels: ``FaultKind``'s names, the one definition (the wire enum is tied to it by
 ``tests/test_faults.py``)."""
 CALL_RESULTS = ("ok", *FAULT_KINDS)
-VALIDATION_RESULTS = ("passed", "failed")
-PROBE_RESULTS = ("ok", "failed")
-MATCH_FAILURE_KINDS = ("setup", "play", "record", "interrupted")
-"""Where a match failed for a reason that is not a bot's fault (``arena.store``'s kinds)."""
-STORE_OPERATIONS = (
-    "claim_match",
-    "record_result",
-    "register_bot",
-    "standings",
-    "enqueue_matches",
-    "recover",
-)
-
-LEASE_KINDS = ("ladder", "validation", "sweep")
-"""The kinds of leadership lease (``arena.leadership``), by the part of the name before ':'."""
 
 # Buckets bracket typical move deadlines (100 ms … 10 s) with room below for fast bots.
 CALL_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 MATCH_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
-STORE_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1)
 
 
-class Metrics:
-    """The arena's metrics, registered on ``registry`` with every label value pre-initialised."""
+class MatchMetrics:
+    """The referee's metrics (matches and the bot calls in them), registered on ``registry``
+    with every label value pre-initialised."""
 
     def __init__(self, games: Iterable[str], registry: CollectorRegistry = REGISTRY) -> None:
         games = tuple(games)
@@ -75,12 +62,6 @@ class Metrics:
             ["game"],
             registry=registry,
         )
-        self.matches_waiting = Gauge(
-            f"{PREFIX}_matches_waiting",
-            "Matches scheduled by matchmaking but not yet started.",
-            ["game"],
-            registry=registry,
-        )
         self.decisions = Counter(
             f"{PREFIX}_decisions",
             "Decisions played (a bot's answer or a default after a fault).",
@@ -106,79 +87,13 @@ class Metrics:
             ["game"],
             registry=registry,
         )
-        self.validations = Counter(
-            f"{PREFIX}_validations",
-            "Validation runs of new bots or versions, by result.",
-            ["game", "result"],
-            registry=registry,
-        )
-        self.health_probes = Counter(
-            f"{PREFIX}_health_probes",
-            "Health-sweep probes of bots, by result.",
-            ["result"],
-            registry=registry,
-        )
-        self.bots_pulled = Gauge(
-            f"{PREFIX}_bots_pulled",
-            "Bots currently pulled from matchmaking by the health sweep.",
-            registry=registry,
-        )
-        self.match_failures = Counter(
-            f"{PREFIX}_match_failures",
-            "Attempts at a match that failed for a reason that is not a bot's fault (the match "
-            "went back to the queue, or was parked), by where it failed.",
-            ["kind"],
-            registry=registry,
-        )
-        self.matches_parked = Gauge(
-            f"{PREFIX}_matches_parked",
-            "Matches parked after failing too often, waiting for an operator (the whole "
-            "store's count, as this process last read it), by their last failure.",
-            ["kind"],
-            registry=registry,
-        )
-        self.leases_held = Gauge(
-            f"{PREFIX}_leases_held",
-            "Leadership leases this process holds, by kind: ladder (one ladder's scheduling), "
-            "validation, sweep (health probes). Summed over processes: one per ladder, else a "
-            "scheduler is missing.",
-            ["kind"],
-            registry=registry,
-        )
-        self.workers_alive = Gauge(
-            f"{PREFIX}_workers_alive",
-            "Arena processes registered on the database with a live lease, as this process "
-            "last read it.",
-            registry=registry,
-        )
-        self.matches_taken_over = Counter(
-            f"{PREFIX}_matches_taken_over",
-            "Matches this process put back in the queue because the worker playing them was "
-            "gone (its lease ran out).",
-            registry=registry,
-        )
-        self.rating_updates = Counter(
-            f"{PREFIX}_rating_updates",
-            "Matches whose result updated ratings.",
-            ["game"],
-            registry=registry,
-        )
-        self.store_duration = Histogram(
-            f"{PREFIX}_store_operation_duration_seconds",
-            "Time spent in store operations, by operation.",
-            ["operation"],
-            buckets=STORE_BUCKETS,
-            registry=registry,
-        )
         for game in games:
             for metric in (
                 self.matches_started,
                 self.match_duration,
                 self.matches_in_flight,
-                self.matches_waiting,
                 self.decisions,
                 self.forfeits,
-                self.rating_updates,
             ):
                 metric.labels(game)
             for outcome in OUTCOMES:
@@ -187,17 +102,6 @@ class Metrics:
                 self.bot_call_duration.labels(game, result)
             for kind in FAULT_KINDS:
                 self.bot_faults.labels(game, kind)
-            for result in VALIDATION_RESULTS:
-                self.validations.labels(game, result)
-        for result in PROBE_RESULTS:
-            self.health_probes.labels(result)
-        for kind in MATCH_FAILURE_KINDS:
-            self.match_failures.labels(kind)
-            self.matches_parked.labels(kind)
-        for operation in STORE_OPERATIONS:
-            self.store_duration.labels(operation)
-        for kind in LEASE_KINDS:
-            self.leases_held.labels(kind)
 
     def for_game(self, game: str) -> GameMetrics:
         """Children bound to one game's labels, so the per-decision path does no label lookup."""
@@ -205,9 +109,9 @@ class Metrics:
 
 
 class GameMetrics:
-    """One game's label children of ``Metrics`` (cheap to use on the hot path)."""
+    """One game's label children of ``MatchMetrics`` (cheap to use on the hot path)."""
 
-    def __init__(self, metrics: Metrics, game: str) -> None:
+    def __init__(self, metrics: MatchMetrics, game: str) -> None:
         self.started = metrics.matches_started.labels(game)
         self.finished = {o: metrics.matches_finished.labels(game, o) for o in OUTCOMES}
         self.duration = metrics.match_duration.labels(game)

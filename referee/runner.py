@@ -22,7 +22,7 @@ from referee.codec.untrusted import MalformedResponseError
 from referee.games.api import Game
 from referee.games.registry import codec_for
 from referee.match import FaultPolicy, Match, MoveLog, TimeControl
-from referee.metrics import GameMetrics, Metrics
+from referee.metrics import GameMetrics, MatchMetrics
 
 NOTIFY_TIMEOUT_S = 5.0
 """Time a bot has to answer GetInfo, StartMatch and EndMatch."""
@@ -87,7 +87,7 @@ async def play_match(
     spec: MatchSpec,
     pool: BotPool,
     on_move: MoveListener | None = None,
-    metrics: Metrics | None = None,
+    metrics: MatchMetrics | None = None,
     stop: trio.Event | None = None,
 ) -> record_pb2.MatchRecord:
     """Play ``spec`` to its end (or void it), tell the bots how it ended, return the record.
@@ -103,7 +103,7 @@ async def play_unannounced(
     spec: MatchSpec,
     pool: BotPool,
     on_move: MoveListener | None = None,
-    metrics: Metrics | None = None,
+    metrics: MatchMetrics | None = None,
     stop: trio.Event | None = None,
 ) -> PlayedMatch:
     """Play ``spec`` to its end (or void it) without sending EndMatch: ``announce_end`` does.

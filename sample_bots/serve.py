@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from botkit import Bot, connect, serve
+from botkit import Bot, ClientTls, connect, serve
 from sample_bots.king_heuristic import make_king_heuristic_bot
 from sample_bots.klaberjass_heuristic import make_klaberjass_heuristic_bot
 from sample_bots.mau_mau_heuristic import make_mau_mau_heuristic_bot
@@ -37,7 +37,10 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse arguments and serve the chosen bot until stopped."""
     parser = argparse.ArgumentParser(prog="arena-bot", description=__doc__)
-    parser.add_argument("kind", choices=sorted(BOTS), help="which sample bot to run")
+    parser.add_argument("kind", nargs="?", choices=sorted(BOTS), help="which sample bot to run")
+    parser.add_argument(
+        "--list", action="store_true", help="print the kinds of sample bot, one a line, and exit"
+    )
     parser.add_argument("--listen", default="127.0.0.1:0", help="host:port (port 0 = any)")
     parser.add_argument("--seed", type=int, default=None, help="seed for the bot's own choices")
     parser.add_argument("--tls-cert", default=None, help="PEM certificate chain: serve TLS")
@@ -59,8 +62,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         "needs --bot-id and --token)",
     )
     parser.add_argument("--bot-id", help="with --connect: the bot's id from registration")
-    parser.add_argument("--token", help="with --connect: its owner's token ('-': read stdin)")
+    parser.add_argument("--tls", action="store_true", help="with --connect: dial over TLS")
+    parser.add_argument(
+        "--ca-file", default=None, help="with --connect --tls: the CA to trust (default: system)"
+    )
+    parser.add_argument(
+        "--token", help="with --connect: the bot's key or its owner's token ('-': read stdin)"
+    )
     args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(sorted(BOTS)))
+        return
+    if args.kind is None:
+        parser.error("which sample bot to run? (--list names them)")
     if args.max_concurrent_matches < 0:
         parser.error("--max-concurrent-matches must be 0 or more")
     if args.connect:
@@ -68,8 +82,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             parser.error("--connect needs --bot-id and --token")
         if args.token == "-":
             args.token = sys.stdin.readline().strip()
+        if args.ca_file and not args.tls:
+            parser.error("--ca-file goes with --tls")
         connect(
-            BOTS[args.kind](args.seed), arena=args.connect, token=args.token, bot_id=args.bot_id
+            BOTS[args.kind](args.seed),
+            arena=args.connect,
+            token=args.token,
+            bot_id=args.bot_id,
+            tls=ClientTls(ca_file=args.ca_file) if args.tls else None,
         )
         return
     serve(

@@ -61,6 +61,13 @@ def test_top_level_packages_depend_one_way() -> None:
     for path in (ROOT / "botkit").rglob("*.py"):
         for module in imported_modules(path):
             assert module.split(".")[0] not in ("arena", "referee", "sample_bots"), path
+    # netkit is the gRPC plumbing (TLS, listening) that all of them share: it imports none.
+    for path in (ROOT / "netkit").rglob("*.py"):
+        for module in imported_modules(path):
+            top = module.split(".")[0]
+            assert top not in ("arena", "referee", "botkit", "sample_bots"), (
+                f"{path} imports {module}"
+            )
 
 
 # -- each game a sealed package ----------------------------------------------------------------
@@ -81,7 +88,7 @@ OUTSIDE_WRITERS = {
     "tests/test_king_rules.py",
 }
 """Files that still set up a state by writing its attributes (games without positions yet)."""
-FIRST_PARTY = ("arena", "referee", "botkit", "sample_bots", "benchmarks", "tests")
+FIRST_PARTY = ("arena", "referee", "botkit", "netkit", "sample_bots", "benchmarks", "tests")
 
 
 def runtime_nodes(tree: ast.AST) -> list[ast.AST]:
@@ -208,21 +215,13 @@ def test_no_state_attribute_is_written_outside_its_game() -> None:
 
 
 def test_arena_uses_neither_sample_bots_nor_botkit() -> None:
+    # The arena starts sample bots as programs (by module name) and has its own house bot.
     for path in (ROOT / "arena").rglob("*.py"):
         for module in all_imports(path):
             top = module.split(".")[0]
-            assert top not in ARENA_MAY_NOT_IMPORT or path.name in ARENA_DEBT.get(top, ()), (
+            assert top not in ("sample_bots", "botkit"), (
                 f"{path.relative_to(ROOT)} imports {module}"
             )
-
-
-ARENA_MAY_NOT_IMPORT = ("sample_bots", "botkit")
-ARENA_DEBT = {
-    "botkit": ("cli.py", "cli_service.py", "client.py", "peers.py", "server.py"),
-    "sample_bots": ("demo.py", "play.py", "server.py", "tournament_run.py"),
-}
-"""Arena modules that still import botkit's TLS and server helpers or the sample bots (the
-house bot): to move into arena's own modules (issue 22)."""
 
 
 def test_the_store_does_not_import_the_codecs() -> None:
@@ -275,3 +274,102 @@ def test_game_docs_and_rules_cite_only_the_repository() -> None:
     for path in rules:
         page = path.parent.name.replace("_", "-")
         assert f"docs/games/{page}.md" in path.read_text(), f"{path} does not cite its page"
+
+
+# -- metrics: the referee's in referee, the arena's in arena ---------------------------------
+
+METRIC_TYPES = {"Counter", "Gauge", "Histogram", "Summary", "Info", "Enum"}
+METRIC_MODULES = {"referee/metrics.py", "arena/metrics.py"}
+
+
+def metric_definitions(path: Path) -> dict[str, str]:
+    """``self.NAME = Counter(…)`` (and the other prometheus_client types) in ``path``: each
+    attribute's name and the class that defines it."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = {}
+    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+        for node in ast.walk(cls):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+                continue
+            called = node.value.func
+            if isinstance(called, ast.Name) and called.id in METRIC_TYPES:
+                for target in node.targets:
+                    if isinstance(target, ast.Attribute):
+                        found[target.attr] = cls.name
+    return found
+
+
+def test_metrics_are_defined_only_in_the_two_metrics_modules() -> None:
+    for path in first_party_files():
+        relative = path.relative_to(ROOT).as_posix()
+        if relative in METRIC_MODULES or relative.startswith(("tests/", "benchmarks/")):
+            continue
+        tree = ast.parse(path.read_text())
+        imported = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "prometheus_client"
+            for alias in node.names
+            if alias.name in METRIC_TYPES
+        }
+        made = [
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and (
+                ast.unparse(node.func) in imported
+                or ast.unparse(node.func).startswith("prometheus")
+            )
+        ]
+        assert not made, f"{relative}:{made} makes a metric: define it in a metrics module"
+
+
+def test_the_referee_defines_only_the_metrics_it_counts() -> None:
+    """referee/metrics.py holds only what the match runner updates (through ``GameMetrics``);
+    ladders, validation, sweeps, leases, workers and the store count in arena/metrics.py."""
+    referee = metric_definitions(ROOT / "referee" / "metrics.py")
+    arena = metric_definitions(ROOT / "arena" / "metrics.py")
+    assert set(referee.values()) == {"MatchMetrics"}, referee
+    assert set(arena.values()) == {"Metrics"}, arena
+    assert referee and arena and not set(referee) & set(arena)
+    tree = ast.parse((ROOT / "referee" / "metrics.py").read_text())
+    game_metrics = next(
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.name == "GameMetrics"
+    )
+    counted = {
+        node.attr
+        for node in ast.walk(game_metrics)
+        if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "metrics"
+    }
+    assert set(referee) <= counted, f"not the referee's: {sorted(set(referee) - counted)}"
+
+
+# -- the web draws every game from the registry ------------------------------------------------
+
+WEB = ROOT / "arena" / "web"
+
+
+def test_the_web_keeps_no_list_of_games() -> None:
+    """Outside a game's own frames module (``arena/web/frames/<package>.py``) no web module
+    names a game: tables, live rules and pages are found through the registry."""
+    from referee.games.registry import GAMES
+
+    names = {entry.name for entry in GAMES} | {entry.name.replace("-", "_") for entry in GAMES}
+    for path in WEB.rglob("*.py"):
+        relative = path.relative_to(ROOT).as_posix()
+        if path.parent.name == "frames" and path.stem in names:
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        named = [
+            (node.lineno, node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in names
+        ] + [
+            (node.lineno, node.attr)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr in names
+        ]
+        imports = [module for module in all_imports(path) if set(module.split(".")) & names]
+        assert not named and not imports, f"{relative} names a game: {named or imports}"

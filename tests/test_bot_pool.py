@@ -16,11 +16,11 @@ from arena.endpoint_guard import GuardPolicy, parse_networks
 from arena.endpoint_resolver import EndpointGuard
 from arena.ladder import Arena, ArenaConfig
 from arena.local_bots import LOOPBACK, start_server, stop_bot
+from arena.metrics import Metrics
 from arena.store.repository import Store
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import game_pb2
 from referee.bot_client import BotPool
-from referee.metrics import Metrics
 from tests.helpers import ROOT, misbehaving_bot, random_bots, run_on_bridge
 from tests.stores import open_store
 

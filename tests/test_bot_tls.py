@@ -12,9 +12,9 @@ import pytest
 from arena.local_bots import BotProcess, start_server, stop_bot
 from botkit import Bot, ServerTls, caller_identities
 from botkit.server import start_server as start_bot_server
-from botkit.tls import ClientTls, TlsConfigError
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import game_pb2, record_pb2
+from netkit.tls import ClientTls, TlsConfigError
 from referee import aio_bridge
 from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool

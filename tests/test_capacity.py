@@ -20,6 +20,7 @@ from arena.client import ArenaClient
 from arena.ladder import Arena, ArenaConfig
 from arena.local_bots import bot_command, free_port, start_server, stop_bot
 from arena.matchmaking import PlannedMatch
+from arena.metrics import Metrics
 from arena.store.db import open_database
 from arena.store.repository import (
     DEFAULT_MAX_MATCHES_PER_BOT,
@@ -31,7 +32,6 @@ from arena.store.repository import (
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import record_pb2
 from referee.bot_client import BotPool
-from referee.metrics import Metrics
 from tests.helpers import ROOT, random_bots, run_on_bridge
 from tests.stores import open_store, postgres_available, postgres_url
 from tests.test_bot_pool import loopback_guard

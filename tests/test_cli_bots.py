@@ -1,5 +1,6 @@
 """The bot commands against a real ``arena serve`` with real bots: ``arena matches --bot``,
-``arena bot`` (the profile), ``arena pause|resume|retire``, ``arena update-bot``, each naming
+``arena bot`` (the profile), ``arena pause|resume|retire``, ``arena update-bot``, ``arena
+bot-key``, each naming
 the bot by ``OWNER/NAME``; and tables that keep a 64-character name whole (wrapped, never cut)."""
 
 from __future__ import annotations
@@ -105,7 +106,19 @@ def test_the_bot_commands_by_owner_and_name(tmp_path: Path) -> None:
         code, out = cli(service.address, "update-bot", other_ref, "--version", "2", token=tokens[1])
         assert code == 0 and "version 2" in out, out
         code, out = cli(service.address, "update-bot", other_ref, token=tokens[1])
-        assert code == 1 and out.strip() == "error: give --endpoint, --version or both", out
+        assert code == 1, out
+        assert out.strip() == "error: give --endpoint, --transport, --version or a mix"
+
+        # Dialling out: the bot gets its own key, printed once; revoked, it is a one-liner.
+        code, out = cli(service.address, "bot-key", "create", other_ref, token=tokens[1])
+        assert code == 2 and "FAILED_PRECONDITION" in out and "outbound" in out, out
+        move = ("update-bot", other_ref, "--transport", "outbound")
+        code, out = cli(service.address, *move, token=tokens[1])
+        assert code == 0 and "validating" in out and "endpoint" not in out, out
+        code, out = cli(service.address, "bot-key", "create", other_ref, token=tokens[1])
+        assert code == 0 and "cab_" in out, out
+        code, out = cli(service.address, "bot-key", "revoke", other_ref, token=tokens[1])
+        assert code == 0 and "key revoked" in out, out
 
         code, out = cli(service.address, "retire", long_ref, token=tokens[0])
         assert code == 0 and "retired" in out, out

@@ -5,7 +5,7 @@ promtool and prometheus come from Debian's ``prometheus`` package (.ci/run insta
 they are missing these tests skip, except under CI=true, where they fail: CI must not pass by
 skipping them. The Kubernetes manifests are validated offline against the schemas that the PyPI
 package ``kubernetes-validate`` ships (dev extra). Every metric the rules and the dashboard query
-must exist in ``referee.metrics.Metrics``. The scale-out shapes (Kubernetes, one Deployment or
+must exist in ``arena.metrics.Metrics``. The scale-out shapes (Kubernetes, one Deployment or
 split by role; compose with compose.scale-out.yaml) are checked for what the schemas cannot see:
 one worker id per process, an explicit valid role, readiness and liveness on different health
 services, a stop grace covering --shutdown-grace-s, one PodDisruptionBudget per set of pods; each
@@ -34,9 +34,9 @@ import yaml  # type: ignore[import-untyped]  # PyYAML, installed with kubernetes
 from prometheus_client import CollectorRegistry, start_http_server
 
 from arena.local_bots import free_port, stop_bot
+from arena.metrics import Metrics
 from arena.server import SERVICE_NAME as ARENA_SERVICE_NAME
 from referee.games.registry import game_types, make_game
-from referee.metrics import Metrics
 from referee.runner import MatchSpec, play_match
 from tests.helpers import random_bots, run_on_bridge
 
@@ -282,7 +282,7 @@ def test_rules_and_dashboard_query_only_metrics_and_labels_that_exist() -> None:
         for name, selector in SELECTOR.findall(expr):
             sample = exported.resolve(name)
             if sample is None:
-                problems.append(f"{where}: {name} is not exported by referee.metrics")
+                problems.append(f"{where}: {name} is not exported by arena.metrics")
                 continue
             queried.add(sample)
             labels = exported.samples.get(sample, {})

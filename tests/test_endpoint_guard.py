@@ -25,15 +25,14 @@ from arena.endpoint_guard import (
     refusal,
 )
 from arena.endpoint_resolver import EndpointGuard
+from arena.house_bot import start_house_bot
 from arena.ladder import REFUSED_DETAIL, Arena
 from arena.store.repository import HOUSE_RANDOM, Claim
-from botkit.server import start_server
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
 from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool, Refused
 from referee.runner import play_match
-from sample_bots.random_bot import make_random_bot
 
 ADDRESSES: list[tuple[str, str | None]] = [
     # public: allowed
@@ -264,7 +263,7 @@ def test_the_guard_checks_again_at_connection_when_dns_has_changed_since() -> No
     guard = EndpointGuard(GuardPolicy(allowed_networks=parse_networks(["127.0.0.0/8"])), dns)
 
     async def main() -> None:
-        house_server, house = await await_aio(lambda: start_server(make_random_bot()))
+        house_server, house = await await_aio(start_house_bot)
         pool = BotPool()
         arena = Arena(OneBotStore(), pool, None, house, guard=guard)  # type: ignore[arg-type]
         arena.db = direct  # type: ignore[method-assign]

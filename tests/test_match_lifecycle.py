@@ -25,6 +25,7 @@ from arena.client import ArenaClient
 from arena.endpoint_guard import GuardPolicy
 from arena.endpoint_resolver import EndpointGuard
 from arena.ladder import Arena, ArenaConfig
+from arena.metrics import Metrics
 from arena.server import ServeOptions, serve
 from arena.store.repository import Store
 from botkit.bot import Bot
@@ -36,7 +37,6 @@ from referee import aio_bridge, runner
 from referee.aio_bridge import await_aio
 from referee.bot_client import BotPool
 from referee.match import Match, MoveLog
-from referee.metrics import Metrics
 from tests.helpers import ROOT, random_bots
 from tests.stores import open_store, postgres_available, postgres_url
 

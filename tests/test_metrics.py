@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, generate_latest
 
+from arena.metrics import Metrics
 from referee.games.registry import game_types, make_game
-from referee.metrics import Metrics
 from referee.runner import MatchSpec, play_match
 from tests.helpers import misbehaving_bot, random_bots, run_on_bridge
 

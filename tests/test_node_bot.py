@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.client import ArenaClient
 from arena.local_bots import BotProcess, start_server, stop_bot
 from cardarena.game.v1 import record_pb2
 from referee.games.registry import ENTRIES, STATE_CLASSES, make_game
@@ -121,14 +122,18 @@ def test_node_bot_plays_over_its_play_stream(
     assert any(m.seat == 0 for m in record.moves) and not any(m.fault for m in record.moves)
 
 
-def test_node_bot_dials_out_and_plays_its_validation_matches(
+def test_node_bot_dials_out_over_tls_with_its_key_and_plays_its_validation_matches(
     node_bot_dir: Path, tmp_path: Path
 ) -> None:
     from cardarena.arena.v1 import arena_service_pb2 as pb
+    from netkit.tls import ClientTls
+    from tests.certs import make_certs
     from tests.test_ladder_e2e import arena_service, wait_active
 
-    with arena_service(tmp_path) as service:
-        client = service.client()
+    certs = make_certs(tmp_path / "certs")
+    tls = ("--tls-cert", str(certs.server_cert), "--tls-key", str(certs.server_key))
+    with arena_service(tmp_path, *tls) as service:
+        client = ArenaClient(service.address, timeout_s=10, tls=ClientTls(ca_file=certs.ca))
         registered = client.call(
             "RegisterBot",
             pb.RegisterBotRequest(
@@ -136,14 +141,18 @@ def test_node_bot_dials_out_and_plays_its_validation_matches(
             ),
         )
         bot_id = registered.bot.bot_id
+        key = client.call(
+            "CreateBotKey", pb.CreateBotKeyRequest(bot_id=bot_id), token=registered.owner_token
+        ).bot_key
         command = [*_node_command(node_bot_dir, seed=3)[:2], "--connect", service.address]
         command += ["--bot-id", bot_id, "--token", "-", "--proto-root", str(ROOT / "proto")]
+        command += ["--tls", "--ca-file", str(certs.ca)]
         process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
         try:
             assert process.stdin is not None and process.stdout is not None
-            process.stdin.write(registered.owner_token + "\n")
+            process.stdin.write(key + "\n")
             process.stdin.close()
             assert process.stdout.readline().startswith("CONNECTING ")
             wait_active(client, [bot_id])  # its validation matches, played over its own stream

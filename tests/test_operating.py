@@ -22,9 +22,9 @@ from grpc_health.v1 import health_pb2
 from arena.client import ArenaClient
 from arena.local_bots import BotProcess, arena_serve_command, start_bot, start_server, stop_bot
 from arena.rpc_errors import LOG_INTERVAL_S, RateLimitedLog, RequestGuard
-from botkit.server import SERVER_OPTIONS, add_port
-from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2 as pb
+from netkit.listen import SERVER_OPTIONS, add_port
+from netkit.tls import ClientTls
 from tests.certs import Certs, make_certs
 from tests.helpers import POLLING_LIMITS, ROOT
 

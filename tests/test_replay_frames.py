@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import random
 from collections.abc import Callable
@@ -10,8 +11,10 @@ from typing import Any
 import pytest
 from google.protobuf.message import DecodeError
 
+from arena.web.frames import FRAMES, frames_module_name, frames_of
 from arena.web.frames.common import CardNamer
 from arena.web.frames.live import LiveError, LiveTable, cards_in
+from arena.web.frames.live_rules import LiveRules
 from arena.web.replay import (
     ReplayError,
     draw_table,
@@ -25,7 +28,10 @@ from referee.codec.common import game_settings
 from referee.codec.record import match_record
 from referee.codec.watch import public_move_event
 from referee.games.api import State
-from referee.games.registry import codec_for, make_game
+from referee.games.entry import GameEntry
+from referee.games.oh_hell import OhHellState
+from referee.games.registry import ENTRIES, codec_for, make_game
+from referee.games.registry import GAMES as REGISTERED
 from referee.match import Fault, FaultKind, FaultPolicy, Match, MatchStatus, MoveLog
 
 GAMES = [
@@ -348,3 +354,22 @@ def test_a_mangled_record_is_drawn_or_refused_never_crashes(
             assert "\n" not in str(error)
             refused += 1
     assert refused, "no mangled record was refused: the test would prove nothing"
+
+
+def test_every_registered_game_has_its_frames_module() -> None:
+    """``FRAMES`` is the registry's games, each with ``arena/web/frames/<package>.py``."""
+    assert list(FRAMES) == [entry.name for entry in REGISTERED]
+    for entry in REGISTERED:
+        frames = FRAMES[entry.name]
+        module = importlib.import_module(frames_module_name(entry))
+        assert frames.table is module.table
+        assert frames.live is getattr(module, "Live", LiveRules)
+
+
+def test_a_registered_game_without_a_frames_module_is_named() -> None:
+    unframed = type(
+        "SixtySixState", (OhHellState,), {"__module__": "referee.games.sixty_six.rules"}
+    )
+    entry = GameEntry(state_class=unframed, codec=ENTRIES["oh-hell"].codec, demo_seats=3)
+    with pytest.raises(LookupError, match=r"no frames module arena\.web\.frames\.sixty_six"):
+        frames_of(entry)

@@ -24,12 +24,12 @@ from arena.client import ArenaClient
 from arena.ladder import Arena, ArenaConfig
 from arena.local_bots import BotProcess, arena_serve_command, start_server, stop_bot
 from arena.matchmaking import PlannedMatch
+from arena.metrics import Metrics
 from arena.ratings import INITIAL_SIGMA
 from arena.store.db import open_database
 from arena.store.repository import Store
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from referee.bot_client import BotPool
-from referee.metrics import Metrics
 from tests.helpers import ROOT, random_bots
 from tests.stores import postgres_available, postgres_url
 from tests.test_ladder_e2e import (

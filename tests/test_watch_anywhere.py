@@ -25,9 +25,9 @@ from arena.client import ArenaClient
 from arena.local_bots import BotProcess, arena_serve_command, start_server, stop_bot
 from arena.store.coordination import Coordination
 from arena.store.db import Database, open_database
-from botkit.tls import ClientTls
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import record_pb2
+from netkit.tls import ClientTls
 from tests.certs import make_certs
 from tests.helpers import POLLING_LIMITS, ROOT, misbehaving_bot, registered_address
 from tests.listeners import not_bots

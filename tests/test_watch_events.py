@@ -10,11 +10,11 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from arena.ladder import Arena, LiveMatch
+from arena.metrics import Metrics
 from referee.bot_client import BotPool
 from referee.codec.watch import public_table_message
 from referee.games.registry import codec_for, make_game
 from referee.match import Match
-from referee.metrics import Metrics
 from tests.conformance import card_keys, wire_cards
 from tests.stores import open_store
 

@@ -1,7 +1,7 @@
 """Running store operations from async code: on the database's own thread(s), timed.
 
 The one path by which the ladder engine (trio, through ``aio_bridge``) and the API handlers
-(asyncio) reach the store, so every operation named in ``referee.metrics.STORE_OPERATIONS`` is
+(asyncio) reach the store, so every operation named in ``arena.metrics.STORE_OPERATIONS`` is
 timed the same way wherever it is called from.
 """
 
@@ -13,8 +13,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
 
+from arena.metrics import Metrics
 from arena.store.repository import Store
-from referee.metrics import Metrics
 
 T = TypeVar("T")
 

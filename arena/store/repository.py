@@ -39,6 +39,7 @@ from arena.ratings import (
     displayed_rating,
     rate_set,
 )
+from arena.store.bot_keys import new_bot_key, revoke_owner_keys, set_key_hash
 from arena.store.coordination import holds_lease
 from arena.store.db import Database, Tx
 from arena.store.versions import start_new_version, version_at, version_figures
@@ -557,6 +558,7 @@ class Store:
         address: str | None = None,
     ) -> BotRow:
         """Change endpoint and/or version; either change sends the bot back to validation.
+        ``OUTBOUND_UNNAMED`` makes the bot one that dials out (reached by its id).
 
         A new endpoint is refused, like at registration, if its address (``address``, or the
         endpoint's text) is another owner's."""
@@ -564,6 +566,8 @@ class Store:
             bot = self._authorize(tx, bot_id, token)
             if bot.state == BotState.RETIRED:
                 raise StoreError("FAILED_PRECONDITION", "a retired bot cannot be changed")
+            if endpoint == OUTBOUND_UNNAMED:  # a bot that dials out is reached by its id
+                endpoint, address = OUTBOUND + bot_id, f"{OUTBOUND}{bot.owner}"
             moved = bool(endpoint) and endpoint != bot.endpoint
             current = tx.one("SELECT owner_id, address_key FROM bots WHERE bot_id = ?", (bot_id,))
             owner_id, address_key = current
@@ -591,6 +595,48 @@ class Store:
                 ),
             )
             return self._bot(tx, bot_id)
+
+    @retry_transient
+    def create_bot_key(self, bot_id: str, token: str | None) -> str:
+        """A new key for an outbound bot (its owner's token); any earlier key stops working."""
+        with self.db.transaction() as tx:
+            bot = self._authorize(tx, bot_id, token)
+            if bot.state == BotState.RETIRED:
+                raise StoreError("FAILED_PRECONDITION", "a retired bot gets no key")
+            if not bot.endpoint.startswith(OUTBOUND):
+                raise StoreError(
+                    "FAILED_PRECONDITION",
+                    "a key opens ConnectBot, which only outbound bots dial: make the bot "
+                    "outbound first (UpdateBot with transport OUTBOUND)",
+                )
+            key = new_bot_key()
+            set_key_hash(tx, bot_id, hash_token(key))
+            return key
+
+    @retry_transient
+    def revoke_bot_key(self, bot_id: str, token: str | None) -> None:
+        """Revoke a bot's key (its owner's token); a bot with no key is left as it is."""
+        with self.db.transaction() as tx:
+            self._authorize(tx, bot_id, token)
+            set_key_hash(tx, bot_id, "")
+
+    def may_connect(self, bot_id: str, token: str) -> bool:
+        """Whether ``token`` opens the bot's ConnectBot stream: its owner's token or its key,
+        and the owner not banned (``StoreError`` PERMISSION_DENIED with the reason if it is;
+        NOT_FOUND if there is no such bot)."""
+        with self.db.transaction() as tx:
+            row = tx.one(
+                "SELECT o.name, o.token_hash, o.banned_reason, b.key_hash FROM bots b "
+                "JOIN owners o ON o.owner_id = b.owner_id WHERE b.bot_id = ?",
+                (bot_id,),
+            )
+        if row is None:
+            raise StoreError("NOT_FOUND", f"no bot {bot_id!r}")
+        owner, token_hash, banned, key_hash = row
+        if not (token_matches(token_hash, token) or token_matches(key_hash, token)):
+            return False
+        _refuse_banned(owner, banned)
+        return True
 
     @retry_transient
     def set_bot_state(self, bot_id: str, token: str | None, state: str) -> BotRow:
@@ -720,6 +766,7 @@ class Store:
             tx.execute(  # no token hashes to '' (hashes are 64 hex digits)
                 "UPDATE owners SET token_hash = '' WHERE owner_id = ?", (owner_id,)
             )
+            revoke_owner_keys(tx, owner_id)
 
     @retry_transient
     def admin_set_bot_state(self, bot_id: str, state: str, reason: str) -> BotRow:

@@ -366,7 +366,15 @@ def _v16(dialect: str) -> list[str]:
     ]
 
 
+def _v17(dialect: str) -> list[str]:
+    """Bot keys (issue 20): ``bots.key_hash``, the hash of the bot's own key, a credential
+    that opens only that bot's ConnectBot stream ('' for none; ``arena.store.bot_keys``)."""
+    del dialect
+    return ["ALTER TABLE bots ADD COLUMN key_hash TEXT NOT NULL DEFAULT ''"]
+
+
 MIGRATIONS: list[Callable[[str], list[str]]] = [
-    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14, _v15, _v16)
+    *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14, _v15, _v16),
+    _v17,
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import trio
 from prometheus_client import Counter, Gauge
 
-from referee.metrics import Metrics
+from arena.metrics import Metrics
 
 SAMPLE_S = 5.0
 WINDOW_S = 60.0

@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from arena.web.frames import TABLES
-from arena.web.frames.common import CardNamer, Json
+from arena.web.frames import FRAMES
+from arena.web.frames.common import CardNamer, Json, deck_has_copies
 from arena.web.frames.live import LiveTable, frames_for_events
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
@@ -63,11 +63,7 @@ def seats_of(record: record_pb2.MatchRecord, num_seats: int) -> list[Json]:
 
 def namer_for(game: Game) -> CardNamer:
     """Card names for ``game``, with the copy when its deck holds two of a card."""
-    state = game.new_state(0)
-    cards = state.all_cards()
-    codec = codec_for(game)
-    faces = {(codec.card(c).suit, codec.card(c).rank) for c in cards}
-    return CardNamer(codec, copies=len(faces) < len(cards))
+    return CardNamer(codec_for(game), copies=deck_has_copies(game))
 
 
 def totals_of(state: State) -> list[int]:
@@ -79,7 +75,7 @@ def totals_of(state: State) -> list[int]:
 def draw_table(state: State, name: CardNamer) -> Json:
     """The whole table of ``state``, hands face up, with the seat to act and the totals."""
     views = [state.observe(seat) for seat in range(state.num_seats)]
-    table = TABLES[state.game_type.name](views, name, state.describe_action)
+    table = FRAMES[state.game_type.name].table(views, name, state.describe_action)
     to_act = state.current_seat()
     table["to_act"] = to_act if to_act >= 0 else None
     table["totals"] = totals_of(state)

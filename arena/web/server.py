@@ -20,7 +20,7 @@ from arena.store.calls import call_store
 from arena.web.app import WebApp, make_app
 from arena.web.calls import ArenaCalls
 from arena.web.operator import OperatorView
-from botkit.server import ListenError
+from netkit.listen import ListenError
 from referee.aio_bridge import await_aio
 
 log = logging.getLogger("arena.web")

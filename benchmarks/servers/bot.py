@@ -5,7 +5,8 @@
 
 ``--delay-ms A:B`` sleeps a uniform A..B ms before each answer (no CPU used while waiting);
 GetInfo, StartMatch and EndMatch answer at once. It serves the unary calls and ``Play`` (one
-stream per referee, every match on it); with ``--connect`` it serves nothing and instead
+stream per referee, every match on it; answers ready together go out as one batch, or one a
+message with ``--one-per-write``); with ``--connect`` it serves nothing and instead
 dials ``ArenaService.ConnectBot`` at HOST:PORT once per bot id (a bot behind NAT), dialling
 again while the other side is not up yet.
 """
@@ -32,19 +33,24 @@ from cardarena.bot.v1 import bot_service_pb2, bot_service_pb2_grpc
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
+EMPTY_ANSWERS = {"start_match": "started", "end_match": "ended", "ping": "pong"}
+"""The stream requests answered by an empty message, and the answer's field."""
+
 
 class TrivialBot(bot_service_pb2_grpc.BotServiceServicer):
     """Plays a random legal action after a random delay."""
 
-    def __init__(self, low_ms: float, high_ms: float, seed: int) -> None:
+    def __init__(self, low_ms: float, high_ms: float, seed: int, batch: bool = True) -> None:
         self.low_s, self.high_s = low_ms / 1000, high_ms / 1000
+        self.batch = batch
+        """Whether answers ready together are written as one stream message."""
         self.rng = random.Random(seed)
 
     async def Play(self, request_iterator: Any, context: Context) -> None:  # type: ignore[override]
         """Every match on one stream."""
 
-        async def write(message: bot_service_pb2.BotMessage) -> None:
-            await context.write(bot_service_pb2.PlayResponse(messages=[message]))
+        async def write(messages: list[bot_service_pb2.BotMessage]) -> None:
+            await context.write(bot_service_pb2.PlayResponse(messages=messages))
 
         async def messages() -> AsyncIterator[bot_service_pb2.RefereeMessage]:
             async for request in request_iterator:
@@ -56,41 +62,61 @@ class TrivialBot(bot_service_pb2_grpc.BotServiceServicer):
     async def play(
         self,
         messages: AsyncIterator[bot_service_pb2.RefereeMessage],
-        write: Callable[[bot_service_pb2.BotMessage], Awaitable[None]],
+        write: Callable[[list[bot_service_pb2.BotMessage]], Awaitable[None]],
     ) -> None:
-        """Answer a stream's messages; with a delay, each decision on its own task (writes
-        one at a time)."""
-        lock = asyncio.Lock()
+        """Answer a stream's messages; with a delay, each decision on its own task. Answers
+        are written in batches (whatever is ready when the previous write is done: the
+        answers to one batch of requests travel together), or one a message."""
+        outbox: list[bot_service_pb2.BotMessage] = []
+        ready = asyncio.Event()
         tasks: set[asyncio.Task[None]] = set()
+
+        def send(reply: bot_service_pb2.BotMessage) -> None:
+            outbox.append(reply)
+            ready.set()
+
+        async def writer() -> None:
+            while True:
+                await ready.wait()
+                ready.clear()
+                while outbox:
+                    batch = outbox[:] if self.batch else outbox[:1]
+                    del outbox[: len(batch)]
+                    await write(batch)
 
         async def later(reply: bot_service_pb2.BotMessage) -> None:
             await asyncio.sleep(self.rng.uniform(self.low_s, self.high_s))
-            async with lock:
-                await write(reply)
+            send(reply)
 
-        async for message in messages:
-            body = message.WhichOneof("body")
-            reply = bot_service_pb2.BotMessage(id=message.id)
-            if body == "choose_action":
-                legal = message.choose_action.legal_actions
-                reply.action.action.CopyFrom(legal[self.rng.randrange(len(legal))])
-                if self.high_s > 0:
+        writing = asyncio.ensure_future(writer())
+        try:
+            async for message in messages:
+                reply = self._reply(message)
+                if reply is None:
+                    continue
+                if self.high_s > 0 and message.WhichOneof("body") == "choose_action":
                     task = asyncio.ensure_future(later(reply))
                     tasks.add(task)
                     task.add_done_callback(tasks.discard)
-                    continue
-            elif body == "get_info":
-                reply.info.name, reply.info.version = "bench-trivial", "1"
-            elif body == "start_match":
-                reply.started.SetInParent()
-            elif body == "end_match":
-                reply.ended.SetInParent()
-            elif body == "ping":
-                reply.pong.SetInParent()
-            else:
-                continue
-            async with lock:
-                await write(reply)
+                else:
+                    send(reply)
+        finally:
+            writing.cancel()
+
+    def _reply(self, message: bot_service_pb2.RefereeMessage) -> bot_service_pb2.BotMessage | None:
+        """The answer to one message (None: a message that needs none)."""
+        body = message.WhichOneof("body")
+        reply = bot_service_pb2.BotMessage(id=message.id)
+        if body == "choose_action":
+            legal = message.choose_action.legal_actions
+            reply.action.action.CopyFrom(legal[self.rng.randrange(len(legal))])
+        elif body == "get_info":
+            reply.info.name, reply.info.version = "bench-trivial", "1"
+        elif body in EMPTY_ANSWERS:
+            getattr(reply, EMPTY_ANSWERS[body]).SetInParent()
+        else:
+            return None
+        return reply
 
     async def connect(self, arena: str, bot_id: str) -> None:
         """Dial ConnectBot as ``bot_id`` and answer on it; dial again whenever it ends."""
@@ -106,8 +132,8 @@ class TrivialBot(bot_service_pb2_grpc.BotServiceServicer):
     ) -> None:
         call: Any = stub.ConnectBot(metadata=(("authorization", "Bearer bench"),))
 
-        async def write(message: bot_service_pb2.BotMessage) -> None:
-            await call.write(arena_service_pb2.ConnectBotRequest(messages=[message]))
+        async def write(messages: list[bot_service_pb2.BotMessage]) -> None:
+            await call.write(arena_service_pb2.ConnectBotRequest(messages=messages))
 
         async def messages() -> AsyncIterator[bot_service_pb2.RefereeMessage]:
             while (response := await call.read()) is not grpc.aio.EOF:
@@ -115,7 +141,7 @@ class TrivialBot(bot_service_pb2_grpc.BotServiceServicer):
                 for message in response.messages:
                     yield message
 
-        await write(bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id)))
+        await write([bot_service_pb2.BotMessage(hello=bot_service_pb2.Hello(bot_id=bot_id))])
         await self.play(messages(), write)
 
     async def GetInfo(
@@ -151,10 +177,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--connect", help="dial ConnectBot at HOST:PORT instead of serving")
     parser.add_argument("--bot-ids", default="b0", help="with --connect: comma-separated ids")
+    parser.add_argument(
+        "--one-per-write", action="store_true", help="stream answers one a message, unbatched"
+    )
     args = parser.parse_args()
     low, _, high = args.delay_ms.partition(":")
     common.pin(args.cpu)
-    bot = TrivialBot(float(low), float(high or low), args.seed)
+    bot = TrivialBot(float(low), float(high or low), args.seed, batch=not args.one_per_write)
 
     async def serve() -> None:
         server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])

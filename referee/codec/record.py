@@ -57,21 +57,19 @@ def match_record(
     num_seats = match.game.num_seats
     seat_times: list[list[int]] = [[] for _ in range(num_seats)]
     seat_faults = [0] * num_seats
-    for move in match.moves:
-        seat_times[move.seat].append(move.elapsed_us)
-        if move.fault:
-            seat_faults[move.seat] += 1
-        record.moves.append(
-            record_pb2.MoveRecord(
-                index=move.index,
-                seat=move.seat,
-                action=codec.encode_action(move.action),
-                elapsed_us=move.elapsed_us,
-                fault=move.fault.kind.value if move.fault else 0,  # type: ignore[arg-type]
-                fault_detail=move.fault.detail if move.fault else "",
-                time_bank_ms=move.time_bank_ms,
-            )
+    add_move, encode_action = record.moves.add, codec.encode_action
+    for index, seat, action, elapsed_us, fault, bank_ms in match.moves.rows():
+        seat_times[seat].append(elapsed_us)
+        move = add_move(
+            index=index,
+            seat=seat,
+            action=encode_action(action),
+            elapsed_us=elapsed_us,
+            time_bank_ms=bank_ms,
         )
+        if fault is not None:
+            seat_faults[seat] += 1
+            move.fault, move.fault_detail = fault.kind.value, fault.detail  # type: ignore[assignment]
     record.seat_summaries.extend(seat_summaries(num_seats, seat_times, seat_faults))
     outcome = match.outcome()
     if outcome is not None:

@@ -42,6 +42,8 @@ def varint(value: int) -> bytes:
         return _SMALL_VARINTS[value]
     if value < 0x4000:
         return bytes((value & 0x7F | 0x80, value >> 7))
+    if value < 0x200000:  # message ids on a stream, times in µs
+        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
     return _long_varint(value)
 
 

@@ -9,7 +9,7 @@
 //
 //   npm ci
 //   node bot.js --listen 127.0.0.1:50051 --seed 7
-//   node bot.js --connect arena.example.org:50050 --bot-id ID --token TOKEN   # behind NAT
+//   node bot.js --connect arena.example.org:50050 --tls --bot-id ID --token KEY   # behind NAT
 //
 // Serving, it answers the unary calls and the Play stream (every match on one stream, each
 // message tagged with an id: docs/bot-protocol.md). Prints "LISTENING host:port" on stdout once
@@ -18,6 +18,7 @@
 // with back-off whenever the stream ends. Stops cleanly on SIGTERM or SIGINT.
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 const grpc = require('@grpc/grpc-js');
@@ -31,7 +32,9 @@ const USAGE = `usage: node bot.js [--listen HOST:PORT] [--seed N] [--name NAME] 
   --proto-root DIR    folder holding cardarena/bot/v1/bot_service.proto (default ../../proto)
   --connect HOST:PORT dial the arena there instead of serving (needs --bot-id and --token)
   --bot-id ID         with --connect: the bot's id from registration
-  --token TOKEN       with --connect: its owner's token ("-": read it from stdin)
+  --token TOKEN       with --connect: the bot's key or its owner's token ("-": stdin)
+  --tls               with --connect: dial over TLS (always, over the internet)
+  --ca-file FILE      with --tls: the CA to trust (default: the system's roots)
   --verbose           log each call to stderr`;
 
 function parseCommandLine(argv) {
@@ -45,6 +48,8 @@ function parseCommandLine(argv) {
       connect: { type: 'string' },
       'bot-id': { type: 'string' },
       token: { type: 'string' },
+      tls: { type: 'boolean', default: false },
+      'ca-file': { type: 'string' },
       verbose: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -61,7 +66,16 @@ function parseCommandLine(argv) {
   if (values.connect && (!values['bot-id'] || !values.token)) {
     throw new Error('--connect needs --bot-id and --token');
   }
-  return { ...values, seed, protoRoot: values['proto-root'], botId: values['bot-id'] };
+  if (values['ca-file'] && !values.tls) {
+    throw new Error('--ca-file goes with --tls');
+  }
+  return {
+    ...values,
+    seed,
+    protoRoot: values['proto-root'],
+    botId: values['bot-id'],
+    caFile: values['ca-file'],
+  };
 }
 
 // mulberry32: a small, fast, seedable generator; the same seed gives the same choices.
@@ -160,7 +174,10 @@ function playStream(call, options, random, log, wrap) {
 // (a wrong token, an unknown bot) end the process.
 function connect(ArenaService, options, log) {
   const random = seededRandom(options.seed);
-  const client = new ArenaService(options.connect, grpc.credentials.createInsecure());
+  const credentials = options.tls
+    ? grpc.credentials.createSsl(options.caFile ? fs.readFileSync(options.caFile) : null)
+    : grpc.credentials.createInsecure();
+  const client = new ArenaService(options.connect, credentials);
   const final = new Set([
     grpc.status.UNAUTHENTICATED,
     grpc.status.PERMISSION_DENIED,

@@ -9,7 +9,7 @@ import signal
 import grpc
 import grpc.aio
 
-from botkit.server import SERVER_OPTIONS, add_port
+from netkit.listen import SERVER_OPTIONS, add_port
 
 
 async def serve_until_terminated(handlers: grpc.GenericRpcHandler, listen: str) -> None:

@@ -13,7 +13,9 @@ from typing import Any
 
 from cardarena.game.v1 import cards_pb2
 from referee.codec.base import GameCodec
+from referee.games.api import Game
 from referee.games.cards import RANK_LETTERS, SUIT_LETTERS, Rank, Suit
+from referee.games.registry import codec_for
 
 Json = dict[str, Any]
 """A JSON object as built here (values are JSON-able)."""
@@ -48,6 +50,14 @@ class CardNamer:
     def all(self, cards: Iterable[int]) -> list[str]:
         """Names of several cards, in the order given."""
         return [self(card) for card in cards]
+
+
+def deck_has_copies(game: Game) -> bool:
+    """Whether ``game``'s deck holds two of a card (Pinochle): then card names carry the copy."""
+    cards = game.new_state(0).all_cards()
+    codec = codec_for(game)
+    faces = {(codec.card(c).suit, codec.card(c).rank) for c in cards}
+    return len(faces) < len(cards)
 
 
 def wire_card_name(card: cards_pb2.Card, *, copies: bool) -> str | None:

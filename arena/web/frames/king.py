@@ -15,8 +15,9 @@ from arena.web.frames.common import (
     suit_letter,
     trick_view,
 )
+from arena.web.frames.live_rules import LiveHand, LiveRules
 from referee.games.king import KingObservation
-from referee.games.king.rules import CONTRACT_NAMES, NUM_HANDS, POSITIVE
+from referee.games.king.rules import CONTRACT_NAMES, NUM_HANDS, NUM_TRICKS, POSITIVE
 
 
 def _contract(number: int) -> str:
@@ -66,3 +67,15 @@ def table(
         ],
         "hand_points": list(public.hand_points),
     }
+
+
+class Live(LiveRules):
+    """King's live table: tricks, and 13 cards each every hand."""
+
+    in_tricks = True
+
+    def cards_dealt(self, hand: LiveHand) -> int | None:
+        return NUM_TRICKS
+
+    def tricks_per_hand(self, hand: LiveHand) -> int | None:
+        return NUM_TRICKS

@@ -15,10 +15,11 @@ from arena.web.frames.common import (
     suit_letter,
     trick_view,
 )
+from arena.web.frames.live_rules import LiveHand, LiveRules
 from referee.games.bits import set_bits
 from referee.games.cards import RANK_LETTERS
 from referee.games.klaberjass import KlaberjassObservation
-from referee.games.klaberjass.rules import RANKS
+from referee.games.klaberjass.rules import RANKS, TRICKS
 
 
 def seat_tags(public: KlaberjassObservation, own: KlaberjassObservation, seat: int) -> list[str]:
@@ -86,3 +87,28 @@ def table(
             for i, h in enumerate(table.previous_hands)
         ],
     }
+
+
+FIRST_DEAL = 6
+"""Klaberjass deals 3 + 3 cards before the bidding, the rest of the 9 once a maker is known."""
+
+
+class Live(LiveRules):
+    """Klaberjass's live table: tricks, the turn-up, the two deals, four passes void a hand."""
+
+    in_tricks = True
+    turn_up_label = "Turn-up"
+
+    def cards_dealt(self, hand: LiveHand) -> int | None:
+        return TRICKS if hand.made or hand.plays else FIRST_DEAL
+
+    def tricks_per_hand(self, hand: LiveHand) -> int | None:
+        return TRICKS
+
+    def called(self, hand: LiveHand, text: str) -> None:
+        if text.startswith(("accept", "name ")):
+            hand.made = True
+
+    def voided(self, hand: LiveHand) -> bool:
+        passes = sum(call["text"] == "pass" for call in hand.calls)
+        return passes == 4 and not hand.made

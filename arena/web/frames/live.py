@@ -10,27 +10,33 @@ and hands as backs (with their size where the rules make it public). An event wi
 table (from an arena older than ``PublicTable``) is drawn from its description alone. Cards
 leave the table when their hand ends, because the next deal may put them in a hidden hand. The
 finished record then replaces the live frames (``frames_for_record``): everything is shown
-once the match is over.
+once the match is over. What a game's rules make public beyond the events (played in tricks,
+the turn-up, how many cards each hand holds, when a hand is over) is its frames module's
+``Live`` (``arena.web.frames.live_rules``); nothing here names a game.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from arena.web.frames.common import Json, fact, plural, seat_view, trick_view, wire_card_name
+from arena.web.frames import FRAMES
+from arena.web.frames.common import (
+    Json,
+    deck_has_copies,
+    fact,
+    plural,
+    seat_view,
+    trick_view,
+    wire_card_name,
+)
+from arena.web.frames.live_rules import LiveHand
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import cards_pb2, options_pb2
 from referee.codec.common import options_from_wire
 from referee.games.api import RulesError
 from referee.games.cards import SUIT_LETTERS, Suit
-from referee.games.king.rules import NUM_TRICKS as KING_TRICKS
-from referee.games.klaberjass.rules import TRICKS as KLABERJASS_TRICKS
-from referee.games.oh_hell import hand_sizes
-from referee.games.pinochle import HAND_SIZE as PINOCHLE_HAND
-from referee.games.pinochle import TRICKS_PER_HAND as PINOCHLE_TRICKS
 from referee.games.registry import make_game
 
 PublicTable = arena_service_pb2.PublicTable
@@ -43,22 +49,8 @@ _CARD = re.compile(r"\b(10|[2-9TJQKA])([CDHS])(#[01])?(?![\w#])")
 
 _SUIT_WORDS = {"clubs": "C", "diamonds": "D", "hearts": "H", "spades": "S"}
 
-TRICK_GAMES = {"oh-hell", "king", "klaberjass", "pinochle"}
-"""Games played in tricks of one card per seat."""
-
 LIVE_CALLS_SHOWN = 12
 """A live table lists this hand's latest calls only (a Mau-Mau deal can draw hundreds)."""
-
-KLABERJASS_FIRST_DEAL = 6
-"""Klaberjass deals 3 + 3 cards before the bidding, the rest of the 9 once a maker is known."""
-
-PINOCHLE_STOCK_TRICKS = PINOCHLE_HAND
-"""Pinochle's tricks with a draw after them: the 24-card stock lasts 12 tricks."""
-
-
-TURN_UP_LABELS = {"oh-hell": "Trump", "klaberjass": "Turn-up", "pinochle": "Turn-up"}
-"""How a game's table names the card ``PublicTable.turn_up`` carries."""
-
 
 MAX_HAND_SHOWN = 104
 """No hand holds more cards than a double deck."""
@@ -73,27 +65,6 @@ def cards_in(text: str) -> list[str]:
     return [
         ("T" if rank == "10" else rank) + suit + copy for rank, suit, copy in _CARD.findall(text)
     ]
-
-
-@dataclass
-class _Hand:
-    """What spectators have seen of the current hand."""
-
-    number: int = 1
-    plays: int = 0
-    plays_by_seat: list[int] = field(default_factory=list)
-    trick: list[str] = field(default_factory=list)
-    trick_leader: int = -1
-    last_trick: Json | None = None
-    tricks: int = 0
-    calls: list[Json] = field(default_factory=list)
-    melds: list[Json] = field(default_factory=list)
-    pile_top: str | None = None
-    announced: str | None = None
-    started: bool = False
-    """Whether a move of this hand was seen (before that, the match may have ended instead)."""
-    made: bool = False
-    """Klaberjass: a maker is known (so the completion deal gave each seat 9 cards)."""
 
 
 class LiveTable:
@@ -111,49 +82,26 @@ class LiveTable:
         self.seats = list(seats) or [
             {"seat": s, "name": "", "version": ""} for s in range(self.num_seats)
         ]
-        self._schedule = (
-            hand_sizes(str(game.options["deal_style"]), self.num_seats)
-            if self.game == "oh-hell"
-            else ()
-        )
+        self.rules = FRAMES[self.game].live(game)
+        """What the game's rules make public (``arena/web/frames/<game>.py``'s ``Live``)."""
+        self._copies = deck_has_copies(game)
         self.frames: list[Json] = []
         self._public: PublicTable | None = None
         self._scores: list[int] = [0] * self.num_seats
         self._hand = self._new_hand(1)
 
-    def _new_hand(self, number: int) -> _Hand:
-        return _Hand(number=number, plays_by_seat=[0] * self.num_seats)
+    def _new_hand(self, number: int) -> LiveHand:
+        return LiveHand(number=number, plays_by_seat=[0] * self.num_seats)
 
     def _dealt(self) -> int | None:
         """How many cards each seat was dealt this hand, when the rules make it public."""
-        hand = self._hand
-        if not hand.started:
+        if not self._hand.started:
             return None
-        if self.game == "oh-hell":
-            index = hand.number - 1
-            return self._schedule[index] if index < len(self._schedule) else None
-        if self.game == "king":
-            return KING_TRICKS
-        if self.game == "klaberjass":
-            return KLABERJASS_TRICKS if hand.made or hand.plays else KLABERJASS_FIRST_DEAL
-        if self.game == "pinochle":
-            if not hand.trick and 0 < hand.tricks <= PINOCHLE_STOCK_TRICKS:
-                # Between a trick and the draws: whether they happened yet depends on whether
-                # the winner has a meld turn, which spectators must not learn.
-                return None
-            return PINOCHLE_HAND + min(hand.tricks, PINOCHLE_STOCK_TRICKS)  # a draw each
-        return None  # Mau-Mau: draws and penalties make hand sizes a matter of counting
+        return self.rules.cards_dealt(self._hand)
 
     def _plays_per_hand(self) -> int | None:
         """How many cards this hand's tricks take (one per seat per trick), if known."""
-        tricks = {
-            "king": KING_TRICKS,
-            "klaberjass": KLABERJASS_TRICKS,
-            "pinochle": PINOCHLE_TRICKS,
-        }.get(self.game)
-        if self.game == "oh-hell":  # as many tricks as cards in each hand
-            index = self._hand.number - 1
-            tricks = self._schedule[index] if index < len(self._schedule) else None
+        tricks = self.rules.tricks_per_hand(self._hand)
         return None if tricks is None else tricks * self.num_seats
 
     def add(self, event: arena_service_pb2.MoveEvent) -> Json:
@@ -204,22 +152,21 @@ class LiveTable:
         return table
 
     def _card(self, card: cards_pb2.Card) -> str | None:
-        return wire_card_name(card, copies=self.game == "pinochle")
+        return wire_card_name(card, copies=self._copies)
 
     def _hand_over(self, text: str, scored: bool) -> bool:
         """Whether the move just seen ended its hand (the next deal may be under way).
 
-        Scores change only when a hand ends, but for Pinochle's melds; a hand also ends when
-        all its cards are played (an Oh Hell hand where nobody scores), and Klaberjass's four
-        passes void it.
+        Scores change only when a hand ends, but for melds that score (Pinochle's); a hand also
+        ends when all its cards are played (an Oh Hell hand where nobody scores), or when its
+        calls void it (Klaberjass's four passes).
         """
         hand = self._hand
-        if scored and (self.game != "pinochle" or not text.startswith("meld ")):
+        if scored and not (self.rules.melds_score and text.startswith("meld ")):
             return True
         if hand.plays and hand.plays == self._plays_per_hand():
             return True
-        passes = sum(call["text"] == "pass" for call in hand.calls)
-        return self.game == "klaberjass" and passes == 4 and not hand.made
+        return self.rules.voided(hand)
 
     def _apply(self, seat: int, text: str) -> None:
         hand = self._hand
@@ -229,7 +176,7 @@ class LiveTable:
             # Within a hand the winner of a trick acts next (leads, or melds first).
             hand.last_trick = {**last, "winner": seat}
         cards = cards_in(text)
-        if text.startswith("play ") and cards and self.game in TRICK_GAMES:
+        if text.startswith("play ") and cards and self.rules.in_tricks:
             if not hand.trick:
                 hand.trick_leader = seat
             hand.trick.append(cards[0])
@@ -248,8 +195,7 @@ class LiveTable:
         elif text.startswith("meld ") and cards:
             hand.melds.append({"seat": seat, "name": _meld_name(text), "cards": cards})
         else:
-            if self.game == "klaberjass" and text.startswith(("accept", "name ")):
-                hand.made = True
+            self.rules.called(hand, text)
             hand.calls.append({"seat": seat, "text": text})
 
     def _table(self) -> Json:
@@ -264,13 +210,13 @@ class LiveTable:
                 count = sizes[seat]
             tags = [] if count is None else [plural(count, "card")]
             seats.append(seat_view(None, count, tags))
-        facts = [fact("Hand" if self.game != "mau-mau" else "Deal", str(hand.number))]
-        label = TURN_UP_LABELS.get(self.game)
+        facts = [fact(self.rules.hand_label, str(hand.number))]
+        label = self.rules.turn_up_label
         if public is not None and label is not None:
             turn_up = self._card(public.turn_up) if public.HasField("turn_up") else None
             facts.append(fact(label, cards=[turn_up]) if turn_up else fact(label, "taken"))
         pile = None
-        if self.game == "mau-mau":
+        if self.rules.pile:
             pile_top = hand.pile_top
             if public is not None:
                 pile_top = self._card(public.pile_top) if public.HasField("pile_top") else None
@@ -284,7 +230,7 @@ class LiveTable:
                 "any_card": False,
             }
         trick = None
-        if self.game in TRICK_GAMES:
+        if self.rules.in_tricks:
             trick = trick_view(hand.trick_leader if hand.trick else -1, hand.trick, self.num_seats)
         return {
             "heading": f"{self.title} · live",

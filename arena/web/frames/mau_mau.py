@@ -14,6 +14,7 @@ from arena.web.frames.common import (
     seat_view,
     suit_letter,
 )
+from arena.web.frames.live_rules import LiveRules
 from referee.games.bits import set_bits
 from referee.games.mau_mau import FINE, MauMauObservation
 
@@ -94,3 +95,11 @@ def table(
 def hand_count_tag(count: int) -> str:
     """``"3 cards"``: what a spectator is told of a hidden hand."""
     return plural(count, "card")
+
+
+class Live(LiveRules):
+    """Mau-Mau's live table: deals, the pile and the announced suit; draws and penalties make
+    hand sizes a matter of counting, so they are not shown."""
+
+    hand_label = "Deal"
+    pile = True

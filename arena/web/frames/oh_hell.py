@@ -13,7 +13,9 @@ from arena.web.frames.common import (
     seat_view,
     trick_view,
 )
-from referee.games.oh_hell import OhHellObservation
+from arena.web.frames.live_rules import LiveHand, LiveRules
+from referee.games.api import Game
+from referee.games.oh_hell import OhHellObservation, hand_sizes
 
 
 def table(
@@ -59,3 +61,22 @@ def table(
             for i, h in enumerate(public.previous_hands)
         ],
     }
+
+
+class Live(LiveRules):
+    """Oh Hell's live table: tricks, the trump card, and hand sizes from the deal schedule."""
+
+    in_tricks = True
+    turn_up_label = "Trump"
+
+    def __init__(self, game: Game) -> None:
+        super().__init__(game)
+        self.schedule = hand_sizes(str(game.options["deal_style"]), game.num_seats)
+
+    def cards_dealt(self, hand: LiveHand) -> int | None:
+        return self.tricks_per_hand(hand)
+
+    def tricks_per_hand(self, hand: LiveHand) -> int | None:
+        """As many tricks as cards in each hand, the schedule's."""
+        index = hand.number - 1
+        return self.schedule[index] if index < len(self.schedule) else None

@@ -15,11 +15,14 @@ from arena.web.frames.common import (
     suit_letter,
     trick_view,
 )
+from arena.web.frames.live_rules import LiveHand, LiveRules
 from referee.games.bits import set_bits
 from referee.games.pinochle import (
+    HAND_SIZE,
     MELD_NAMES,
     PHASE_NO_STOCK,
     PHASE_OVER,
+    TRICKS_PER_HAND,
     HandResult,
     PinochleObservation,
 )
@@ -96,3 +99,26 @@ def table(
             score_row(f"Hand {i + 1}", hand_points(h)) for i, h in enumerate(table.previous_hands)
         ],
     }
+
+
+STOCK_TRICKS = HAND_SIZE
+"""Pinochle's tricks with a draw after them: the 24-card stock lasts 12 tricks."""
+
+
+class Live(LiveRules):
+    """Pinochle's live table: tricks, the turn-up, melds that score, a draw after each of the
+    first 12 tricks."""
+
+    in_tricks = True
+    turn_up_label = "Turn-up"
+    melds_score = True
+
+    def cards_dealt(self, hand: LiveHand) -> int | None:
+        if not hand.trick and 0 < hand.tricks <= STOCK_TRICKS:
+            # Between a trick and the draws: whether they happened yet depends on whether
+            # the winner has a meld turn, which spectators must not learn.
+            return None
+        return HAND_SIZE + min(hand.tricks, STOCK_TRICKS)  # a draw each
+
+    def tricks_per_hand(self, hand: LiveHand) -> int | None:
+        return TRICKS_PER_HAND

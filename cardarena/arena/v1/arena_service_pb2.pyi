@@ -373,22 +373,29 @@ class UpdateBotRequest(_message.Message):
     BOT_ID_FIELD_NUMBER: _builtins.int
     ENDPOINT_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    TRANSPORT_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
     """The bot's id, or OWNER/NAME."""
     endpoint: _builtins.str
     """The new endpoint; empty keeps the old one."""
     version: _builtins.str
     """The new version; empty keeps the old one. A new version is validated again."""
+    transport: Global___BotTransport.ValueType
+    """The new transport; UNSPECIFIED keeps the bot's. OUTBOUND (the bot dials ConnectBot) takes
+    no endpoint; UNARY or STREAM with no endpoint keeps the bot's address (an outbound bot
+    has none, so it must give one).
+    """
     def __init__(
         self,
         *,
         bot_id: _builtins.str = ...,
         endpoint: _builtins.str = ...,
         version: _builtins.str = ...,
+        transport: Global___BotTransport.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "endpoint", b"endpoint", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "endpoint", b"endpoint", "transport", b"transport", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -417,6 +424,89 @@ class UpdateBotResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___UpdateBotResponse: _TypeAlias = UpdateBotResponse  # noqa: Y015
+
+@_typing.final
+class CreateBotKeyRequest(_message.Message):
+    """Makes a new key for a bot."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_ID_FIELD_NUMBER: _builtins.int
+    bot_id: _builtins.str
+    """The bot's id, or OWNER/NAME."""
+    def __init__(
+        self,
+        *,
+        bot_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateBotKeyRequest: _TypeAlias = CreateBotKeyRequest  # noqa: Y015
+
+@_typing.final
+class CreateBotKeyResponse(_message.Message):
+    """The bot's new key."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_KEY_FIELD_NUMBER: _builtins.int
+    bot_key: _builtins.str
+    """The key (starts with "cab_"). Shown once; it opens only this bot's ConnectBot stream."""
+    def __init__(
+        self,
+        *,
+        bot_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_key", b"bot_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateBotKeyResponse: _TypeAlias = CreateBotKeyResponse  # noqa: Y015
+
+@_typing.final
+class RevokeBotKeyRequest(_message.Message):
+    """Revokes a bot's key."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_ID_FIELD_NUMBER: _builtins.int
+    bot_id: _builtins.str
+    """The bot's id, or OWNER/NAME."""
+    def __init__(
+        self,
+        *,
+        bot_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeBotKeyRequest: _TypeAlias = RevokeBotKeyRequest  # noqa: Y015
+
+@_typing.final
+class RevokeBotKeyResponse(_message.Message):
+    """The key is revoked."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeBotKeyResponse: _TypeAlias = RevokeBotKeyResponse  # noqa: Y015
 
 @_typing.final
 class SetBotStateRequest(_message.Message):

@@ -100,6 +100,16 @@ class ArenaServiceStub:
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotRequest.SerializeToString,
                 response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotResponse.FromString,
                 _registered_method=True)
+        self.CreateBotKey = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/CreateBotKey',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateBotKeyRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateBotKeyResponse.FromString,
+                _registered_method=True)
+        self.RevokeBotKey = channel.unary_unary(
+                '/cardarena.arena.v1.ArenaService/RevokeBotKey',
+                request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotKeyRequest.SerializeToString,
+                response_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotKeyResponse.FromString,
+                _registered_method=True)
         self.CreateOwner = channel.unary_unary(
                 '/cardarena.arena.v1.ArenaService/CreateOwner',
                 request_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateOwnerRequest.SerializeToString,
@@ -171,7 +181,7 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def UpdateBot(self, request, context):
-        """Changes a bot's endpoint or version; a new version is validated again. Owner token.
+        """Changes a bot's endpoint, transport or version; a change is validated again. Owner token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -240,7 +250,7 @@ class ArenaServiceServicer:
         """A bot that cannot be dialled (behind NAT, no public port) dials out: the bot writes
         BotMessages (first a hello naming its bot id), the arena writes RefereeMessages, exactly
         as on cardarena.bot.v1.BotService.Play with the roles of client and server swapped. Needs
-        the bot owner's token. One stream per bot: a second one is refused (ALREADY_EXISTS) while
+        the bot owner's token or the bot's own key (CreateBotKey). One stream per bot: a second one is refused (ALREADY_EXISTS) while
         the first is open. A bot that reconnects before a decision's time runs out gets the
         pending request again.
         """
@@ -253,6 +263,23 @@ class ArenaServiceServicer:
         process referees to an outbound bot whose ConnectBot stream is open to another (this
         one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
         has no stream open here; the stream ends when the bot's does.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateBotKey(self, request, context):
+        """Makes a key for one bot (returned once; any earlier key of that bot stops working): a
+        credential that opens that bot's ConnectBot stream and does nothing else, to put on the
+        machine that runs the bot instead of the owner's token. Owner token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeBotKey(self, request, context):
+        """Revokes a bot's key: a new ConnectBot then takes only the owner's token (a stream already
+        open stays until it ends: pause the bot to take it out of matches at once). Owner token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -407,6 +434,16 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.RelayBot,
                     request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotRequest.FromString,
                     response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotResponse.SerializeToString,
+            ),
+            'CreateBotKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateBotKey,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateBotKeyRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateBotKeyResponse.SerializeToString,
+            ),
+            'RevokeBotKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeBotKey,
+                    request_deserializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotKeyRequest.FromString,
+                    response_serializer=cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotKeyResponse.SerializeToString,
             ),
             'CreateOwner': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateOwner,
@@ -811,6 +848,60 @@ class ArenaService:
             '/cardarena.arena.v1.ArenaService/RelayBot',
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotRequest.SerializeToString,
             cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RelayBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateBotKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/CreateBotKey',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateBotKeyRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.CreateBotKeyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeBotKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.arena.v1.ArenaService/RevokeBotKey',
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotKeyRequest.SerializeToString,
+            cardarena_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotKeyResponse.FromString,
             options,
             channel_credentials,
             insecure,

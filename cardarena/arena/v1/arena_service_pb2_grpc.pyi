@@ -45,7 +45,7 @@ class ArenaServiceStub:
     RegisterBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterBotRequest, _arena_service_pb2.RegisterBotResponse]
     """Registers a bot; creates its owner (and returns the owner token once) if new."""
     UpdateBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.UpdateBotRequest, _arena_service_pb2.UpdateBotResponse]
-    """Changes a bot's endpoint or version; a new version is validated again. Owner token."""
+    """Changes a bot's endpoint, transport or version; a change is validated again. Owner token."""
     SetBotState: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.SetBotStateRequest, _arena_service_pb2.SetBotStateResponse]
     """Pauses, resumes or retires a bot. Owner token."""
     CreateLadder: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateLadderRequest, _arena_service_pb2.CreateLadderResponse]
@@ -70,7 +70,7 @@ class ArenaServiceStub:
     """A bot that cannot be dialled (behind NAT, no public port) dials out: the bot writes
     BotMessages (first a hello naming its bot id), the arena writes RefereeMessages, exactly
     as on cardarena.bot.v1.BotService.Play with the roles of client and server swapped. Needs
-    the bot owner's token. One stream per bot: a second one is refused (ALREADY_EXISTS) while
+    the bot owner's token or the bot's own key (CreateBotKey). One stream per bot: a second one is refused (ALREADY_EXISTS) while
     the first is open. A bot that reconnects before a decision's time runs out gets the
     pending request again.
     """
@@ -79,6 +79,15 @@ class ArenaServiceStub:
     process referees to an outbound bot whose ConnectBot stream is open to another (this
     one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
     has no stream open here; the stream ends when the bot's does.
+    """
+    CreateBotKey: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateBotKeyRequest, _arena_service_pb2.CreateBotKeyResponse]
+    """Makes a key for one bot (returned once; any earlier key of that bot stops working): a
+    credential that opens that bot's ConnectBot stream and does nothing else, to put on the
+    machine that runs the bot instead of the owner's token. Owner token.
+    """
+    RevokeBotKey: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RevokeBotKeyRequest, _arena_service_pb2.RevokeBotKeyResponse]
+    """Revokes a bot's key: a new ConnectBot then takes only the owner's token (a stream already
+    open stays until it ends: pause the bot to take it out of matches at once). Owner token.
     """
     CreateOwner: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateOwnerRequest, _arena_service_pb2.CreateOwnerResponse]
     """-- identity and operator controls (docs/operating-limits.md) --
@@ -131,7 +140,7 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     RegisterBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterBotRequest, _arena_service_pb2.RegisterBotResponse]  # type: ignore[assignment]
     """Registers a bot; creates its owner (and returns the owner token once) if new."""
     UpdateBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.UpdateBotRequest, _arena_service_pb2.UpdateBotResponse]  # type: ignore[assignment]
-    """Changes a bot's endpoint or version; a new version is validated again. Owner token."""
+    """Changes a bot's endpoint, transport or version; a change is validated again. Owner token."""
     SetBotState: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.SetBotStateRequest, _arena_service_pb2.SetBotStateResponse]  # type: ignore[assignment]
     """Pauses, resumes or retires a bot. Owner token."""
     CreateLadder: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateLadderRequest, _arena_service_pb2.CreateLadderResponse]  # type: ignore[assignment]
@@ -156,7 +165,7 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """A bot that cannot be dialled (behind NAT, no public port) dials out: the bot writes
     BotMessages (first a hello naming its bot id), the arena writes RefereeMessages, exactly
     as on cardarena.bot.v1.BotService.Play with the roles of client and server swapped. Needs
-    the bot owner's token. One stream per bot: a second one is refused (ALREADY_EXISTS) while
+    the bot owner's token or the bot's own key (CreateBotKey). One stream per bot: a second one is refused (ALREADY_EXISTS) while
     the first is open. A bot that reconnects before a decision's time runs out gets the
     pending request again.
     """
@@ -165,6 +174,15 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     process referees to an outbound bot whose ConnectBot stream is open to another (this
     one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
     has no stream open here; the stream ends when the bot's does.
+    """
+    CreateBotKey: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateBotKeyRequest, _arena_service_pb2.CreateBotKeyResponse]  # type: ignore[assignment]
+    """Makes a key for one bot (returned once; any earlier key of that bot stops working): a
+    credential that opens that bot's ConnectBot stream and does nothing else, to put on the
+    machine that runs the bot instead of the owner's token. Owner token.
+    """
+    RevokeBotKey: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RevokeBotKeyRequest, _arena_service_pb2.RevokeBotKeyResponse]  # type: ignore[assignment]
+    """Revokes a bot's key: a new ConnectBot then takes only the owner's token (a stream already
+    open stays until it ends: pause the bot to take it out of matches at once). Owner token.
     """
     CreateOwner: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateOwnerRequest, _arena_service_pb2.CreateOwnerResponse]  # type: ignore[assignment]
     """-- identity and operator controls (docs/operating-limits.md) --
@@ -232,7 +250,7 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_service_pb2.UpdateBotRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.UpdateBotResponse, _abc.Awaitable[_arena_service_pb2.UpdateBotResponse]]:
-        """Changes a bot's endpoint or version; a new version is validated again. Owner token."""
+        """Changes a bot's endpoint, transport or version; a change is validated again. Owner token."""
 
     @_abc_1.abstractmethod
     def SetBotState(
@@ -311,7 +329,7 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         """A bot that cannot be dialled (behind NAT, no public port) dials out: the bot writes
         BotMessages (first a hello naming its bot id), the arena writes RefereeMessages, exactly
         as on cardarena.bot.v1.BotService.Play with the roles of client and server swapped. Needs
-        the bot owner's token. One stream per bot: a second one is refused (ALREADY_EXISTS) while
+        the bot owner's token or the bot's own key (CreateBotKey). One stream per bot: a second one is refused (ALREADY_EXISTS) while
         the first is open. A bot that reconnects before a decision's time runs out gets the
         pending request again.
         """
@@ -326,6 +344,27 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         process referees to an outbound bot whose ConnectBot stream is open to another (this
         one), and the bot's answers back. The first message names the bot; NOT_FOUND if the bot
         has no stream open here; the stream ends when the bot's does.
+        """
+
+    @_abc_1.abstractmethod
+    def CreateBotKey(
+        self,
+        request: _arena_service_pb2.CreateBotKeyRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.CreateBotKeyResponse, _abc.Awaitable[_arena_service_pb2.CreateBotKeyResponse]]:
+        """Makes a key for one bot (returned once; any earlier key of that bot stops working): a
+        credential that opens that bot's ConnectBot stream and does nothing else, to put on the
+        machine that runs the bot instead of the owner's token. Owner token.
+        """
+
+    @_abc_1.abstractmethod
+    def RevokeBotKey(
+        self,
+        request: _arena_service_pb2.RevokeBotKeyRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.RevokeBotKeyResponse, _abc.Awaitable[_arena_service_pb2.RevokeBotKeyResponse]]:
+        """Revokes a bot's key: a new ConnectBot then takes only the owner's token (a stream already
+        open stays until it ends: pause the bot to take it out of matches at once). Owner token.
         """
 
     @_abc_1.abstractmethod

@@ -7,7 +7,7 @@ certificates are accepted. A ``ClientTls`` names the CA bundle to verify the ser
 mutual TLS, the certificate and key the client presents. Files are checked (with ``ssl``) when
 the credentials are made, so a bad file is a one-line error at start-up: grpc itself would say
 only "Failed to bind", or fail the first handshake. The referee and the arena use this module
-too; it lives in botkit because botkit depends on nothing of theirs.
+too; it lives in netkit, which imports none of them.
 """
 
 from __future__ import annotations
