@@ -40,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.games.api import Game, State
-from referee.games.pinochle.rules import (
+from referee.games.pinochle import (
     DECLARE_OUT,
     DIX_BASE,
     DRAW,

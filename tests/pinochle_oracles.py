@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from referee.games.pinochle.rules import (
+from referee.games.pinochle import (
     FLUSH,
     MELD_BASE,
     MELD_CLASS,

@@ -4,13 +4,15 @@ plus the rules around them (deal, draws, dix, meld turns, phase 2, declaring out
 from __future__ import annotations
 
 import random
+from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from cardarena.game.v1 import game_pb2, pinochle_pb2
 from referee.codec import MalformedActionError
-from referee.games.api import IllegalActionError
-from referee.games.pinochle.rules import (
+from referee.games.api import IllegalActionError, OptionValue
+from referee.games.pinochle import (
     ACE,
     DECLARE_OUT,
     DIX_BASE,
@@ -32,7 +34,9 @@ from referee.games.pinochle.rules import (
     USED_FOURS,
     USED_MARRIAGE,
     USED_PINOCHLE,
+    PinochlePosition,
     PinochleState,
+    Trick,
     allowed_melds,
     any_meld_allowed,
     card_points,
@@ -43,6 +47,7 @@ from referee.games.pinochle.rules import (
     legal_follow_mask,
     mask_of,
     parse_card,
+    position_of,
     settle,
     shuffled_deck,
 )
@@ -65,31 +70,70 @@ def meld_id(text: str) -> int:
 
 
 def position(
-    hand0: str, hand1: str, turn_up: str, options: dict[str, object] | None = None
+    hand0: str,
+    hand1: str,
+    turn_up: str,
+    options: dict[str, OptionValue] | None = None,
+    **fields: Any,
 ) -> PinochleState:
-    """A fresh state whose hands, turn-up and stock are set by hand (stock: the other cards)."""
-    game = make_game("pinochle", 2, {"declare_out": "disabled", **(options or {})})
-    state = game.new_state(0)
-    assert isinstance(state, PinochleState)
-    h0, h1 = mask_of(cards(hand0)), mask_of(cards(hand1))
-    up = parse_card(turn_up)
-    used = h0 | h1 | 1 << up
-    state.hands = [h0, h1]
-    state.turn_up = state.original_turn_up = up
-    state.trump = up // 12
-    # Nines first, so that the draws of a few meld turns bring no new meld.
-    state.stock = sorted((c for c in range(48) if not used >> c & 1), key=lambda c: (c >> 1) % 6)
-    state.stock_pos = 0
-    state.hand_points = [0, 0]
-    state._legal = None
+    """Phase 1 with these hands and turn-up, seat 0 to lead, no meld points yet; the stock: the
+    other cards, nines first (so that the draws of a few meld turns bring no new meld)."""
+    h0, h1, up = tuple(cards(hand0)), tuple(cards(hand1)), parse_card(turn_up)
+    used = mask_of([*h0, *h1, up])
+    stock = sorted((c for c in range(48) if not used >> c & 1), key=lambda c: (c >> 1) % 6)
+    return PinochlePosition(
+        hands=(h0, h1),
+        turn_up=up,
+        stock=tuple(stock),
+        options={"declare_out": "disabled", **(options or {})},
+        **{"hand_points": (0, 0), **fields},
+    ).state()
+
+
+def phase2(
+    hand0: str, hand1: str, trump: str, options: dict[str, OptionValue] | None = None, **fields: Any
+) -> PinochleState:
+    """Phase 2 with these hands, seat 0 to act, ``trump`` the hand's turn-up: every other card
+    lies in this hand's finished tricks, each led and won by seat 0."""
+    h0, h1 = tuple(cards(hand0)), tuple(cards(hand1))
+    held = mask_of([*h0, *h1])
+    rest = [c for c in range(48) if not held >> c & 1]
+    tricks = tuple(Trick(0, (rest[i], rest[i + 1]), 0) for i in range(0, len(rest), 2))
+    return PinochlePosition(
+        hands=(h0, h1),
+        turn_up=None,
+        dealt_turn_up=parse_card(trump),
+        completed=tricks,
+        options={"declare_out": "disabled", **(options or {})},
+        **fields,
+    ).state()
+
+
+def last_trick(
+    leader: int, options: dict[str, OptionValue] | None = None, **fields: Any
+) -> PinochleState:
+    """The state after trick 24, which ``leader`` won (the card led wins: 9S, then 9S#1)."""
+    hands = ["9S", "9S#1"] if leader == 0 else ["9S#1", "9S"]
+    state = phase2(hands[0], hands[1], "TC", options, to_act=leader, **fields)
+    state.apply(parse_card(hands[leader]))
+    state.apply(parse_card(hands[1 - leader]))
     return state
 
 
-def meld_turn(state: PinochleState, seat: int) -> None:
-    """Put ``seat`` in the position of having just won a phase-1 trick."""
-    state._legal = None
-    state._begin_meld_turn(seat)
-    state._legal = None
+def meld_turn(state: PinochleState, seat: int) -> PinochleState:
+    """The same position, with ``seat`` in the meld turn after a phase-1 trick it won."""
+    at = position_of(state)
+    return replace(at, to_act=seat, trick_leader=seat, meld_turn=True).state()
+
+
+def given(state: PinochleState, seat: int, card: str) -> PinochleState:
+    """The same position, with ``card`` taken from the stock into ``seat``'s hand."""
+    at = position_of(state)
+    taken = parse_card(card)
+    hands = list(at.hands)
+    hands[seat] = (*hands[seat], taken)
+    stock = tuple(c for c in at.stock if c != taken)
+    return replace(at, hands=(hands[0], hands[1]), stock=stock).state()
 
 
 # -- PIN-E1: trick resolution in phase 1 (trumps ♥) -------------------------------------------
@@ -111,7 +155,6 @@ def test_e1_trick_winner(lead: str, follow: str, winner: str, why: str) -> None:
 
 def test_e1_through_the_engine_winner_melds_then_draws_first() -> None:
     state = position("AC KD QD", "9H 9S JS", "TH")
-    state.trick_leader = state.to_act = 0
     top, second = state.stock[0], state.stock[1]
     state.apply(parse_card("AC"))
     state.apply(parse_card("9H"))
@@ -125,23 +168,21 @@ def test_e1_through_the_engine_winner_melds_then_draws_first() -> None:
 
 
 def test_e2_royal_marriage_then_flush_with_new_cards() -> None:
-    state = position("KH QH AH TH JH 9C", "9S", "9D#1")
-    state.trump = SUITS.index("H")
-    meld_turn(state, 0)
+    state = position("KH QH AH TH JH 9C", "9S", "9D#1", trump=SUITS.index("H"))
+    state = meld_turn(state, 0)
     state.apply(meld_id("KH QH"))
     assert state.hand_points[0] == 40
-    meld_turn(state, 0)
+    state = meld_turn(state, 0)
     state.apply(meld_id("AH TH KH QH JH"))
     assert state.hand_points[0] == 190
     assert [m.points for m in state.melds] == [40, 150]
 
 
 def test_e2_flush_then_royal_marriage_is_illegal() -> None:
-    state = position("KH QH AH TH JH KH#1 QH#1", "9S", "9D#1")
-    state.trump = SUITS.index("H")
-    meld_turn(state, 0)
+    state = position("KH QH AH TH JH KH#1 QH#1", "9S", "9D#1", trump=SUITS.index("H"))
+    state = meld_turn(state, 0)
     state.apply(meld_id("AH TH KH QH JH"))
-    meld_turn(state, 0)
+    state = meld_turn(state, 0)
     legal = state.legal_actions()
     assert meld_id("KH QH") not in legal  # lower value, same class, no new card
     assert meld_id("KH#1 QH") not in legal  # a new card, but the tabled queen: same class, lower
@@ -166,7 +207,7 @@ def test_e3_reuse_across_classes() -> None:
     ]
     total = 0
     for meld, legal, points in steps:
-        meld_turn(state, 0)
+        state = meld_turn(state, 0)
         action = meld_id(meld)
         assert (action in state.legal_actions()) == legal, meld
         if legal:
@@ -181,16 +222,16 @@ def test_e3_reuse_across_classes() -> None:
 
 def test_a_meld_needs_a_card_from_the_concealed_hand() -> None:
     state = position("KS QS KH QH KD QD KC QC", "9S", "9H#1")
-    meld_turn(state, 0)
+    state = meld_turn(state, 0)
     state.apply(meld_id("KS QS"))
     for m in ("KH QH", "KD QD", "KC QC"):
-        meld_turn(state, 0)
+        state = meld_turn(state, 0)
         state.apply(meld_id(m))
-    meld_turn(state, 0)  # every king and queen is on the table: no new card, nothing to meld
-    assert state.phase == PHASE_STOCK
-    assert not [a for a in state.legal_actions() if MELD_BASE <= a < DIX_BASE]
-    state.hands[0] |= 1 << parse_card("KS#1")
-    meld_turn(state, 0)
+    # Every king and queen is on the table: no new card, nothing to meld (so the turn does not
+    # even open: test_meld_turns_of_random_games_offer_exactly_the_legal_melds).
+    state = meld_turn(state, 0)
+    assert not state.meld_actions() and state.legal_actions() == (DRAW,)
+    state = meld_turn(given(state, 0, "KS#1"), 0)
     legal = state.legal_actions()
     assert meld_id("KS#1 KH KD KC") in legal  # one new king + tabled kings: another class
     assert meld_id("KS#1 QS") not in legal  # marriage again from a tabled queen: same value
@@ -198,7 +239,7 @@ def test_a_meld_needs_a_card_from_the_concealed_hand() -> None:
 
 def test_one_meld_per_won_trick_and_flush_only_in_trumps() -> None:
     state = position("KS QS KH QH AS TS JS", "9S#1", "9H")
-    meld_turn(state, 0)
+    state = meld_turn(state, 0)
     legal = state.legal_actions()
     assert meld_id("KS QS") in legal and meld_id("KH QH") in legal
     assert meld_id("AS TS KS QS JS") not in legal  # spades are not trumps
@@ -209,9 +250,9 @@ def test_one_meld_per_won_trick_and_flush_only_in_trumps() -> None:
 
 def test_trump_marriage_scores_40_only_and_plain_marriage_20() -> None:
     state = position("KH QH KS QS", "9C", "9H#1")
-    meld_turn(state, 0)
+    state = meld_turn(state, 0)
     state.apply(meld_id("KH QH"))
-    meld_turn(state, 0)
+    state = meld_turn(state, 0)
     state.apply(meld_id("KS QS"))
     assert [(m.kind, m.points) for m in state.melds] == [(2, 40), (1, 20)]
     assert state.hand_points[0] == 60
@@ -223,7 +264,7 @@ def test_trump_marriage_scores_40_only_and_plain_marriage_20() -> None:
 @pytest.mark.parametrize("dix_points", [0, 10])
 def test_dix_exchange_then_meld_in_the_same_turn(dix_points: int) -> None:
     state = position("9H#1 KH QH TH JH", "9S", "AH", {"dix_points": dix_points})
-    meld_turn(state, 0)
+    state = meld_turn(state, 0)
     assert state.phase == PHASE_MELD
     legal = state.legal_actions()
     assert DIX_BASE + 1 in legal and DIX_BASE not in legal and DRAW in legal
@@ -240,7 +281,7 @@ def test_dix_exchange_then_meld_in_the_same_turn(dix_points: int) -> None:
 def test_second_dix_is_shown_only_when_it_scores() -> None:
     for dix_points, offered in ((0, False), (10, True)):
         state = position("9H KS", "9S", "9H#1", {"dix_points": dix_points})
-        meld_turn(state, 0)
+        state = meld_turn(state, 0)
         assert (DIX_BASE in state.legal_actions()) == offered
         if offered:
             state.apply(DIX_BASE)
@@ -307,13 +348,15 @@ def test_turn_up_bonus(rank_option: str, bonus_rank: str) -> None:
 
 def test_e4_hand_tally() -> None:
     for option, dealer_total in (("10", 180), ("9", 170)):
-        state = position("9S", "9S#1", "TC", {"turnup_bonus_rank": option})
         p1, p2 = 0, 1
-        state.dealer = p2
         bonus = 10 if option == "10" else 0
-        state.hand_points = [40 + 150 + 80, 40 + 20 + bonus]
-        state.trick_points = [130, 110]
-        state._end_hand(last_winner=p1)
+        state = last_trick(
+            p1,
+            {"turnup_bonus_rank": option},
+            dealer=p2,
+            hand_points=(40 + 150 + 80, 40 + 20 + bonus),
+            trick_points=(130, 110),
+        )
         assert state.scores == [410, dealer_total]
 
 
@@ -359,17 +402,11 @@ def test_e5_game_end(
 
 
 def test_e5_through_the_engine() -> None:
-    state = position("9S", "9S#1", "TC")
-    state.scores = [1100 - 10, 1040]
-    state.hand_points = [0, 0]
-    state.trick_points = [0, 0]
-    state._end_hand(last_winner=0)
+    state = last_trick(0, scores=(1100 - 10, 1040), hand_points=(0, 0), trick_points=(0, 0))
     assert state.target == 1250 and not state.is_terminal() and state.hand_number == 2
-    state.scores = [1480, 1510 - 10]
-    state.target = 1500
-    state.hand_points = [0, 0]
-    state.trick_points = [0, 0]
-    state._end_hand(last_winner=1)
+    state = last_trick(
+        1, scores=(1480, 1510 - 10), target=1500, hand_points=(0, 0), trick_points=(0, 0)
+    )
     assert state.is_terminal()
     assert state.outcome().ranks == (2, 1) and state.outcome().scores == (1480, 1510)
 
@@ -400,12 +437,10 @@ def test_e6_phase2_legality(lead: str, hand: str, rule: str, legal: str) -> None
 
 def test_e6_through_the_engine_and_phase_1_has_no_obligation() -> None:
     state = position("KC", "TC JC AH", "9H")
-    state.trick_leader = state.to_act = 0
     state.apply(parse_card("KC"))
     assert set(state.legal_actions()) == set(cards("TC JC AH"))  # phase 1: anything
-    state = position("KC", "TC JC AH", "9H")
-    state.phase = PHASE_NO_STOCK
-    state.trick_leader = state.to_act = 0
+    state = phase2("KC", "TC JC AH", "9H")
+    assert state.phase == PHASE_NO_STOCK
     state.apply(parse_card("KC"))
     assert set(state.legal_actions()) == set(cards("TC JC"))
     with pytest.raises(IllegalActionError):
@@ -417,7 +452,7 @@ def test_e6_through_the_engine_and_phase_1_has_no_obligation() -> None:
 
 def test_tabled_cards_may_be_played_and_are_public() -> None:
     state = position("KS QS 9C", "9D", "9H#1")
-    meld_turn(state, 0)
+    state = meld_turn(state, 0)
     state.apply(meld_id("KS QS"))
     assert parse_card("KS") in state.legal_actions()
     assert parse_card("KS") not in state.private_cards(0)
@@ -434,13 +469,14 @@ def test_tabled_cards_may_be_played_and_are_public() -> None:
 
 
 def _declare_position(rule: str, scores: list[int], points: list[int]) -> PinochleState:
-    state = position("KS 9C", "9D QD", "9H#1", {"declare_out": rule})
-    state.trick_leader = state.to_act = 0
-    state.scores = scores
-    state.hand_points = points
-    state.trick_points = [0, 0]
-    state._legal = None
-    return state
+    return position(
+        "KS 9C",
+        "9D QD",
+        "9H#1",
+        {"declare_out": rule},
+        scores=(scores[0], scores[1]),
+        hand_points=(points[0], points[1]),
+    )
 
 
 def test_declare_out_right_wins() -> None:
@@ -513,7 +549,7 @@ def test_codec_round_trip_and_meld_options() -> None:
         assert codec.decode_action(codec.encode_action(action)) == action
     state = position("KH QH KS QS", "9C", "9H#1")
     state.observe(0)  # a table to be dropped by the meld turn
-    meld_turn(state, 0)
+    state = meld_turn(state, 0)
     message = codec.observation(state.observe(0)).pinochle
     assert message.phase == pinochle_pb2.PINOCHLE_PHASE_MELD
     assert [(m.type, m.points) for m in message.meld_options] == [
@@ -639,3 +675,20 @@ def test_meld_turns_of_random_games_offer_exactly_the_legal_melds() -> None:
                 assert melds or any(DIX_BASE <= a < DRAW for a in legal)
             state.apply(legal[rng.randrange(len(legal))])
     assert opened > 100
+
+
+def test_the_table_is_shared_until_something_public_changes() -> None:
+    """The view keeps the table while ``table_changes`` stands: leading an unseen card keeps
+    it (only ``current_trick`` changes), the end of the trick makes a new one."""
+    state = position("AC KD QD", "9H 9S JS", "TH")
+    table = state.observe(0).table
+    assert state.observe(1).table is table
+    state.apply(parse_card("AC"))
+    led = state.observe(1)
+    assert led.table is table and led.current_trick == (parse_card("AC"),)
+    assert led.legal_cards == mask_of(cards("9H 9S JS"))  # phase 1: any card
+    assert state.observe(0).legal_cards == 0  # not its turn
+    state.apply(parse_card("9H"))
+    after = state.observe(1)
+    assert after.table is not table and after.table.completed_tricks == state.completed
+    assert after == state.copy().observe(1)  # a copy builds it afresh

@@ -17,6 +17,7 @@ from referee.games.entry import GameEntry, Position
 from referee.games.klaberjass import PASS, KlaberjassPosition
 from referee.games.mau_mau import MauMauPosition
 from referee.games.oh_hell import OhHellPosition
+from referee.games.pinochle import PinochlePosition
 from referee.games.registry import GAMES, make_game
 
 WITH_POSITIONS = [entry for entry in GAMES if entry.position_of is not None]
@@ -89,6 +90,11 @@ def _klaberjass(**changes: object) -> KlaberjassPosition:
     return KlaberjassPosition(**fields)  # type: ignore[arg-type]
 
 
+_FIRST_HALF = tuple(range(24))
+_SECOND_HALF = tuple(range(24, 47))
+"""Pinochle cards 0..46 in two hands: with the turn-up 47, every card is somewhere."""
+
+
 @pytest.mark.parametrize(
     ("position", "complaint"),
     [
@@ -117,6 +123,19 @@ def _klaberjass(**changes: object) -> KlaberjassPosition:
         (MauMauPosition(hands=((0,), (1,)), pile=(), to_act=0), "never empty"),
         (MauMauPosition(hands=((0,), (0,)), pile=(5,), to_act=0), "twice"),
         (MauMauPosition(hands=((0,), (1,)), pile=(5,), to_act=2), "not a seat"),
+        (PinochlePosition(hands=(_FIRST_HALF, (0, *_SECOND_HALF)), turn_up=47), "twice"),
+        (PinochlePosition(hands=(_FIRST_HALF, _SECOND_HALF), turn_up=None, stock=(47,)), "taken"),
+        (
+            PinochlePosition(
+                hands=(_FIRST_HALF[1:], _SECOND_HALF[:-1]),
+                turn_up=47,
+                stock=(46,),
+                lead=0,
+                meld_turn=True,
+            ),
+            "meld turn",
+        ),
+        (PinochlePosition(hands=(_FIRST_HALF, _SECOND_HALF), turn_up=47, to_act=2), "not a seat"),
     ],
 )
 def test_impossible_positions_are_refused(position: Position, complaint: str) -> None:

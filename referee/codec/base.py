@@ -144,13 +144,14 @@ class GameCodec(ABC):
             return encoded
         return self._join_action_fields(actions)
 
-    def legal_action_fields(self, state: Any, actions: Sequence[int]) -> bytes:
-        """``encoded_action_fields(actions)`` for ``actions``, the legal actions of ``state``:
-        the runner's path (a tuple seen before is one C call, ``cached_action_fields``).
+    def legal_action_fields(self, observation: Any, actions: Sequence[int]) -> bytes:
+        """``encoded_action_fields(actions)`` for ``actions``, the legal actions of the seat
+        that sees ``observation`` (``State.observe``): the runner's path (a tuple seen before
+        is one C call, ``cached_action_fields``).
 
-        A game whose legal actions are mostly a hand's cards overrides it to write them from
-        the state's card mask (Pinochle): each hand's tuple is new, so looking it up would
-        miss, and caching it would not pay.
+        A game whose legal actions are mostly a hand's cards overrides it to write them from a
+        card mask its view carries (Pinochle): each hand's tuple is new, so looking it up would
+        miss, and caching it would not pay. Like every codec method it reads the view only.
         """
         return (type(actions) is tuple and self.cached_action_fields(actions)) or (
             self.encoded_action_fields(actions)

@@ -80,10 +80,12 @@ class RequestEncoder:
         codec = self.codec
         state = match.state
         seat = state.current_seat()
-        observation = codec.observation_bytes(state.observe(seat))
+        actions = state.legal_actions()  # first: the view of the seat to act reads them
+        view = state.observe(seat)
+        observation = codec.observation_bytes(view)
         clock_ms = match.clocks_ms[seat]
         clock = _CLOCK_FIELDS.get(clock_ms) or _CLOCK_FIELDS.put(clock_ms, _clock_field(*clock_ms))
-        legal = codec.legal_action_fields(state, state.legal_actions())
+        legal = codec.legal_action_fields(view, actions)
         size, index = len(observation), match.seat_moves[seat]
         return b"".join(
             [

@@ -3,7 +3,7 @@ melds and the dix are left to the heuristic.
 
 Once the stock is gone every card is accounted for: the opponent holds exactly the cards the
 observer has neither in hand nor seen played, so the world is the true position and only the
-playouts are random. The state is a fresh engine state set to that position (hands, trumps,
+playouts are random. The state is made from that position (``PinochlePosition``: hands, trumps,
 the hand's meld and trick points, the cards known to both, tricks so far, the card led). The
 playout runs to the end of the hand; the result is the observer's card points plus last trick
 minus the opponent's, or +-1000 when the game ends in a win or loss (declaring out is searched
@@ -16,16 +16,16 @@ fewest points (never declare out).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import cards_pb2, pinochle_pb2
 from referee.codec.common import options_from_wire
 from referee.games.api import State
-from referee.games.pinochle.rules import (
+from referee.games.pinochle import (
+    NINE,
     NUM_CARDS,
-    PHASE_NO_STOCK,
     RANKS,
+    PinochlePosition,
     PinochleState,
     Trick,
     card_id,
@@ -42,10 +42,6 @@ def wire_card_id(card: cards_pb2.Card) -> int:
     return card_id(card.suit - 1, _RANK_INDEX[card.rank], card.copy)
 
 
-def _mask(cards: Sequence[int]) -> int:
-    return sum(1 << card for card in cards)
-
-
 def build_state(request: bot_service_pb2.ChooseActionRequest) -> PinochleState:
     """The engine state of the observed phase-2 decision (all hands are then known)."""
     obs = request.observation.pinochle
@@ -59,31 +55,38 @@ def build_state(request: bot_service_pb2.ChooseActionRequest) -> PinochleState:
         completed.append(Trick(trick.leader, (lead, follow), trick.winner))
     current = [wire_card_id(card) for card in obs.current_trick.cards]
     played.update(current)
-    options = options_from_wire(request.settings.options)
-    state = PinochleState(2, PinochleState.game_type.resolve_options(options), random.Random(0))
-    hands = [0, 0]
-    hands[me] = _mask(mine)
-    hands[opp] = _mask([card for card in range(NUM_CARDS) if card not in played])
-    state.hand_number = obs.hand_number
-    state.dealer = obs.dealer
-    state.target = obs.target
-    state.hands = hands
-    state.trump = int(obs.trump) - 1
-    state.turn_up = -1
-    state.stock_pos = len(state.stock)
-    state.tabled = [0, 0]
-    state.known = [_mask([wire_card_id(card) for card in seat.known]) for seat in obs.seats]
-    state.scores = [seat.score for seat in obs.seats]
-    state.hand_points = [seat.hand_points for seat in obs.seats]
-    state.trick_points = [seat.trick_points for seat in obs.seats]
-    state.tricks_won = [seat.tricks_won for seat in obs.seats]
-    state.completed = tuple(completed)
-    state.phase = PHASE_NO_STOCK
-    state.lead = current[0] if current else -1
-    state.trick_leader = obs.current_trick.leader
-    state.to_act = me
-    state._legal = None
-    return state
+    hands: list[tuple[int, ...]] = [(), ()]
+    hands[me] = tuple(mine)
+    hands[opp] = tuple(card for card in range(NUM_CARDS) if card not in played)
+    trump = int(obs.trump) - 1
+    seats = obs.seats
+    position = PinochlePosition(
+        hands=(hands[0], hands[1]),
+        turn_up=None,
+        to_act=me,
+        lead=current[0] if current else None,
+        trump=trump,
+        # The turn-up as dealt is not in a phase-2 observation; only the hand's record would
+        # show it, and the playouts do not read that.
+        dealt_turn_up=card_id(trump, NINE),
+        dealer=obs.dealer,
+        known=(_known(seats[0]), _known(seats[1])),
+        completed=tuple(completed),
+        trick_leader=obs.current_trick.leader,
+        scores=(seats[0].score, seats[1].score),
+        hand_points=(seats[0].hand_points, seats[1].hand_points),
+        trick_points=(seats[0].trick_points, seats[1].trick_points),
+        tricks_won=(seats[0].tricks_won, seats[1].tricks_won),
+        target=obs.target,
+        hand_number=obs.hand_number,
+        options=options_from_wire(request.settings.options),
+    )
+    return position.state()
+
+
+def _known(seat: pinochle_pb2.PinochleSeat) -> tuple[int, ...]:
+    """The cards of a seat's hand that both players know (melded, the taken turn-up)."""
+    return tuple(wire_card_id(card) for card in seat.known)
 
 
 def policy_card(state: PinochleState, rng: random.Random) -> int:

@@ -17,14 +17,14 @@ from arena.web.frames.common import (
 )
 from arena.web.frames.live_rules import LiveHand, LiveRules
 from referee.games.bits import set_bits
-from referee.games.pinochle import PinochleObservation
-from referee.games.pinochle.rules import (
+from referee.games.pinochle import (
     HAND_SIZE,
     MELD_NAMES,
     PHASE_NO_STOCK,
     PHASE_OVER,
     TRICKS_PER_HAND,
     HandResult,
+    PinochleObservation,
 )
 
 

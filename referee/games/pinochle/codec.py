@@ -1,6 +1,6 @@
 """Pinochle observations and actions on the wire.
 
-Engine card ids (``12 * suit + 2 * rank + copy``, see ``referee.games.pinochle.rules``) become
+Engine card ids (``12 * suit + 2 * rank + copy``, see ``referee.games.pinochle.view``) become
 ``Card(suit, rank, copy)``. A meld action is sent as its cards alone, because the engine's meld
 ids do not depend on trump (so encoded actions can be cached); the observation's
 ``meld_options`` gives each offered meld's type and points in the same order.
@@ -29,7 +29,7 @@ from referee.codec.wire import (
     tag,
     uint_field,
 )
-from referee.games.pinochle.rules import (
+from referee.games.pinochle.view import (
     CARD_POINTS,
     DECLARE_OUT,
     DIX_BASE,
@@ -39,6 +39,7 @@ from referee.games.pinochle.rules import (
     NUM_CARDS,
     PHASE_OVER,
     RANKS,
+    SUIT_BITS,
     TRICKS_PER_HAND,
     HandResult,
     Meld,
@@ -122,9 +123,9 @@ def _suit_fields(field_tag: bytes) -> tuple[tuple[bytes, ...], ...]:
 def _mask_fields(suits: tuple[tuple[bytes, ...], ...], mask: int) -> bytes:
     """The cards of ``mask`` as repeated fields (``suits`` from ``_suit_fields``)."""
     return (
-        suits[0][mask & 0xFFF]
-        + suits[1][mask >> 12 & 0xFFF]
-        + suits[2][mask >> 24 & 0xFFF]
+        suits[0][mask & SUIT_BITS]
+        + suits[1][mask >> 12 & SUIT_BITS]
+        + suits[2][mask >> 24 & SUIT_BITS]
         + suits[3][mask >> 36]
     )
 
@@ -303,7 +304,7 @@ class PinochleCodec(GameCodec):
     ``phase``, each seat's ``SeatParts`` (a seat view that did not change keeps them), the
     finished tricks and previous hands (both appended to as the match goes). Per decision it
     adds the hand (per suit, from tables), each seat's entry at its hand size, the current
-    trick (a table) and any meld options. Legal card plays are written from the engine's mask
+    trick (a table) and any meld options. Legal card plays are written from the view's mask
     (``legal_action_fields``); parts that repeat across matches (finished tricks, offered and
     declared melds, hand headers) are encoded once per process.
     """
@@ -326,7 +327,7 @@ class PinochleCodec(GameCodec):
 
     def observation_bytes(self, observation: Any) -> bytes:
         obs: PinochleObservation = observation
-        seat, table, hand, (size0, size1), cards, meld_options = obs
+        seat, table, hand, (size0, size1), cards, meld_options, _ = obs
         parts = self._parts
         if parts[0] is not table:
             parts = self._parts = self._table_parts(table)
@@ -339,9 +340,9 @@ class PinochleCodec(GameCodec):
         payload = b"".join(
             (
                 prefix,
-                _HAND_CLUBS[hand & 0xFFF],
-                _HAND_DIAMONDS[hand >> 12 & 0xFFF],
-                _HAND_HEARTS[hand >> 24 & 0xFFF],
+                _HAND_CLUBS[hand & SUIT_BITS],
+                _HAND_DIAMONDS[hand >> 12 & SUIT_BITS],
+                _HAND_HEARTS[hand >> 24 & SUIT_BITS],
                 _HAND_SPADES[hand >> 36],
                 heads0[size0 > 0],
                 _HAND_SIZE_FIELDS[size0],
@@ -448,17 +449,18 @@ class PinochleCodec(GameCodec):
             message.turn_up.CopyFrom(_CARDS[table.turn_up])
         return game_pb2.Observation(pinochle=message)
 
-    def legal_action_fields(self, state: Any, actions: Sequence[int]) -> bytes:
-        """While cards are played, the legal actions are the cards of ``state.legal_cards()``
-        (then declaring out, if open): written a suit at a time from ``_LEGAL_PLAYS``."""
-        cards = state.legal_cards()
+    def legal_action_fields(self, observation: Any, actions: Sequence[int]) -> bytes:
+        """While cards are played, the legal actions are the cards of the observation's
+        ``legal_cards`` (then declaring out, if open): written a suit at a time from
+        ``_LEGAL_PLAYS``."""
+        cards = observation.legal_cards
         if not cards:
             return self.encoded_action_fields(actions)
         return b"".join(
             (
-                _LEGAL_CLUBS[cards & 0xFFF],
-                _LEGAL_DIAMONDS[cards >> 12 & 0xFFF],
-                _LEGAL_HEARTS[cards >> 24 & 0xFFF],
+                _LEGAL_CLUBS[cards & SUIT_BITS],
+                _LEGAL_DIAMONDS[cards >> 12 & SUIT_BITS],
+                _LEGAL_HEARTS[cards >> 24 & SUIT_BITS],
                 _LEGAL_SPADES[cards >> 36],
                 _LEGAL_DECLARE_OUT if actions[-1] == DECLARE_OUT else b"",
             )

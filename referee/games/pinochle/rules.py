@@ -56,15 +56,16 @@ Actions:
   already is a 9 of trumps and ``dix_points`` > 0, show it for the points).
 - ``DRAW`` (262): end the meld turn and draw.
 - ``DECLARE_OUT`` (263): declare out (claim to have reached the target).
+
+The card and action ids, the meld table and what a seat sees are in ``view``, which the codec
+and the bots read; positions as values (to set up a state) are in ``positions``.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import starmap
-from typing import NamedTuple
 
 from referee.games.api import (
     GameType,
@@ -72,69 +73,58 @@ from referee.games.api import (
     OptionSpec,
     OptionValue,
     Outcome,
-    PublicTable,
     State,
 )
-from referee.games.bits import set_bits, suit_card_tables
-from referee.games.cards import Rank, Suit, card_name
+from referee.games.bits import set_bits
+from referee.games.pinochle.view import (
+    ACE,
+    ALL_CARDS_MASK,
+    BOTH_COPIES,
+    CARD_POINTS,
+    CLUBS,
+    DECLARE_OUT,
+    DIAMONDS,
+    DIX_BASE,
+    DRAW,
+    FLUSH,
+    JACK,
+    KING,
+    MARRIAGE,
+    MELD_BASE,
+    MELD_NAMES,
+    MELDS,
+    NINE,
+    NUM_CARDS,
+    PHASE_MELD,
+    PHASE_NO_STOCK,
+    PHASE_OVER,
+    PHASE_STOCK,
+    PINOCHLE,
+    QUEEN,
+    SPADES,
+    SUIT_BITS,
+    SUIT_CARDS,
+    SUIT_MASKS,
+    TEN,
+    TRICKS_PER_HAND,
+    HandResult,
+    Meld,
+    SeatView,
+    TableView,
+    Trick,
+    card_id,
+    cards_of,
+    mask_of,
+    observe,
+    pinochle_card_name,
+    public_table,
+)
 
-NUM_CARDS = 48
-HAND_SIZE = 12
-PHASE1_TRICKS = 12
-TRICKS_PER_HAND = 24
 FIRST_TARGET = 1000
 TARGET_STEP = 250
 LAST_TRICK_BONUS = 10
 TURNUP_BONUS = 10
 
-NINE, JACK, QUEEN, KING, TEN, ACE = range(6)
-RANKS = (Rank.NINE, Rank.JACK, Rank.QUEEN, Rank.KING, Rank.TEN, Rank.ACE)
-"""Engine rank index (ascending strength) to the shared ``Rank``."""
-CARD_POINTS = (0, 2, 3, 4, 10, 11)
-"""Points of a card in tricks, by engine rank index."""
-CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
-
-MELD_BASE = 48
-NUM_MELDS = 212
-DIX_BASE = MELD_BASE + NUM_MELDS
-DRAW = DIX_BASE + 2
-DECLARE_OUT = DRAW + 1
-
-# Meld kinds (also the wire's PinochleMeldType numbering) and classes.
-MARRIAGE, ROYAL_MARRIAGE, FLUSH, PINOCHLE, FOUR_ACES, FOUR_KINGS, FOUR_QUEENS, FOUR_JACKS = range(
-    1, 9
-)
-MELD_NAMES = {
-    MARRIAGE: "marriage",
-    ROYAL_MARRIAGE: "royal marriage",
-    FLUSH: "flush",
-    PINOCHLE: "pinochle",
-    FOUR_ACES: "four aces",
-    FOUR_KINGS: "four kings",
-    FOUR_QUEENS: "four queens",
-    FOUR_JACKS: "four jacks",
-}
-MELD_POINTS = {
-    MARRIAGE: 20,
-    ROYAL_MARRIAGE: 40,
-    FLUSH: 150,
-    PINOCHLE: 40,
-    FOUR_ACES: 100,
-    FOUR_KINGS: 80,
-    FOUR_QUEENS: 60,
-    FOUR_JACKS: 40,
-}
-CLASS_A, CLASS_B, CLASS_C = range(3)
-MELD_CLASS = {
-    MARRIAGE: CLASS_A,
-    ROYAL_MARRIAGE: CLASS_A,
-    FLUSH: CLASS_A,
-    PINOCHLE: CLASS_C,
-    FOUR_ACES: CLASS_B,
-    FOUR_KINGS: CLASS_B,
-    FOUR_QUEENS: CLASS_B,
-    FOUR_JACKS: CLASS_B,
-}
 
 PHASE2_RULES = ("standard", "must_head", "free")
 DECLARE_OUT_RULES = ("standard", "literal", "disabled")
@@ -183,63 +173,6 @@ PINOCHLE_GAME = GameType(
 )
 
 
-# -- cards ----------------------------------------------------------------------------------
-
-
-def card_id(suit: int, rank: int, copy: int = 0) -> int:
-    """The id of a card from engine suit (0..3), engine rank (0..5) and copy."""
-    return 12 * suit + 2 * rank + copy
-
-
-def card_suit(card: int) -> int:
-    """Engine suit 0..3 (♣ ♦ ♥ ♠) of a card id."""
-    return card // 12
-
-
-def card_rank(card: int) -> int:
-    """Engine rank 0..5 (9 J Q K 10 A) of a card id."""
-    return (card >> 1) % 6
-
-
-def pinochle_card_name(card: int) -> str:
-    """``"QS#1"``: the queen of spades, copy 1."""
-    return f"{card_name(Suit(card // 12 + 1), RANKS[(card >> 1) % 6])}#{card & 1}"
-
-
-def parse_card(text: str) -> int:
-    """The id of ``"QS#1"`` (copy defaults to 0: ``"QS"``); also ``10``/``T`` and suit symbols."""
-    from referee.games.cards import parse_card as parse_face
-
-    face, _, copy = text.partition("#")
-    suit, rank = parse_face(face)
-    return card_id(suit - 1, RANKS.index(rank), int(copy or 0))
-
-
-SUIT_MASKS = tuple(0xFFF << (12 * s) for s in range(4))
-ALL_CARDS_MASK = (1 << NUM_CARDS) - 1
-
-
-_SUIT_CARDS = suit_card_tables(4, 12)
-
-
-def cards_of(mask: int) -> tuple[int, ...]:
-    """The card ids in a bitmask, ascending."""
-    return (
-        _SUIT_CARDS[0][mask & 0xFFF]
-        + _SUIT_CARDS[1][(mask >> 12) & 0xFFF]
-        + _SUIT_CARDS[2][(mask >> 24) & 0xFFF]
-        + _SUIT_CARDS[3][(mask >> 36) & 0xFFF]
-    )
-
-
-def mask_of(cards: Sequence[int]) -> int:
-    """The bitmask of some card ids."""
-    mask = 0
-    for card in cards:
-        mask |= 1 << card
-    return mask
-
-
 def _card_points_table() -> tuple[int, ...]:
     table = [0] * (1 << 12)
     for m in range(1 << 12):
@@ -253,10 +186,10 @@ _SUIT_POINTS = _card_points_table()
 def card_points(mask: int) -> int:
     """Card points of the cards in a bitmask (PIN-E4)."""
     return (
-        _SUIT_POINTS[mask & 0xFFF]
-        + _SUIT_POINTS[(mask >> 12) & 0xFFF]
-        + _SUIT_POINTS[(mask >> 24) & 0xFFF]
-        + _SUIT_POINTS[(mask >> 36) & 0xFFF]
+        _SUIT_POINTS[mask & SUIT_BITS]
+        + _SUIT_POINTS[(mask >> 12) & SUIT_BITS]
+        + _SUIT_POINTS[(mask >> 24) & SUIT_BITS]
+        + _SUIT_POINTS[(mask >> 36) & SUIT_BITS]
     )
 
 
@@ -302,60 +235,6 @@ def legal_follow_mask(hand: int, lead: int, trump: int, rule: str) -> int:
 # -- melds ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class MeldSpec:
-    """One entry of the meld table: a meld type over specific physical cards."""
-
-    kind: int
-    """MARRIAGE (royal when ``suit`` is trumps), FLUSH, PINOCHLE or FOUR_*."""
-    suit: int
-    """The suit of a marriage or flush; -1 otherwise."""
-    cards: tuple[int, ...]
-    mask: int
-
-    def kind_in(self, trump: int) -> int:
-        """The meld type once trump is known (a marriage in trumps is royal)."""
-        if self.kind == MARRIAGE and self.suit == trump:
-            return ROYAL_MARRIAGE
-        return self.kind
-
-    def points(self, trump: int) -> int:
-        """What the meld scores with this trump."""
-        return MELD_POINTS[self.kind_in(trump)]
-
-
-def _meld_table() -> tuple[MeldSpec, ...]:
-    table: list[MeldSpec] = []
-    for suit in range(4):
-        for king in range(2):
-            for queen in range(2):
-                cards: tuple[int, ...] = (card_id(suit, KING, king), card_id(suit, QUEEN, queen))
-                table.append(MeldSpec(MARRIAGE, suit, cards, mask_of(cards)))
-    for suit in range(4):
-        for bits in range(32):
-            ranks = (ACE, TEN, KING, QUEEN, JACK)
-            cards = tuple(card_id(suit, r, (bits >> (4 - i)) & 1) for i, r in enumerate(ranks))
-            table.append(MeldSpec(FLUSH, suit, cards, mask_of(cards)))
-    for queen in range(2):
-        for jack in range(2):
-            cards = (card_id(SPADES, QUEEN, queen), card_id(DIAMONDS, JACK, jack))
-            table.append(MeldSpec(PINOCHLE, -1, cards, mask_of(cards)))
-    for kind, rank in (
-        (FOUR_ACES, ACE),
-        (FOUR_KINGS, KING),
-        (FOUR_QUEENS, QUEEN),
-        (FOUR_JACKS, JACK),
-    ):
-        for bits in range(16):
-            cards = tuple(card_id(s, rank, (bits >> s) & 1) for s in range(4))
-            table.append(MeldSpec(kind, -1, cards, mask_of(cards)))
-    assert len(table) == NUM_MELDS
-    return tuple(table)
-
-
-MELDS = _meld_table()
-
-
 _MELD_MASKS = tuple(spec.mask for spec in MELDS)
 
 
@@ -363,12 +242,14 @@ _COPY0 = 0x555555555555
 """The copy-0 position of every card: ``(hand | hand >> 1) & _COPY0`` says which cards are held."""
 _KINGS = mask_of([card_id(s, KING) for s in range(4)])
 _PINOCHLE = mask_of([card_id(SPADES, QUEEN), card_id(DIAMONDS, JACK)])
+_QUEENS_OF_SPADES = BOTH_COPIES << card_id(SPADES, QUEEN)
+_JACKS_OF_DIAMONDS = BOTH_COPIES << card_id(DIAMONDS, JACK)
 _FLUSHES = tuple(mask_of([card_id(s, r) for r in (ACE, TEN, KING, QUEEN, JACK)]) for s in range(4))
 
 
 def _suit_features(bits: int) -> int:
     """What the 12 card bits of one suit hold, as ``_HAS_*`` flags."""
-    has = [bool(bits >> (2 * rank) & 3) for rank in range(6)]
+    has = [bool(bits >> (2 * rank) & BOTH_COPIES) for rank in range(6)]
     return (
         (has[KING] and has[QUEEN]) * _HAS_MARRIAGE
         | has[ACE] * _HAS_ACE
@@ -393,8 +274,8 @@ def held_families(hand: int) -> int:
     Four per-suit flag lookups. A flush has no flag of its own: it holds a royal marriage.
     """
     features = _SUIT_FEATURES
-    clubs, diamonds = features[hand & 0xFFF], features[hand >> 12 & 0xFFF]
-    hearts, spades = features[hand >> 24 & 0xFFF], features[hand >> 36]
+    clubs, diamonds = features[hand & SUIT_BITS], features[hand >> 12 & SUIT_BITS]
+    hearts, spades = features[hand >> 24 & SUIT_BITS], features[hand >> 36]
     return (
         (clubs | diamonds | hearts | spades) & HOLDS_MARRIAGE
         | (clubs & diamonds & hearts & spades & _HAS_FOUR and HOLDS_FOURS)
@@ -416,16 +297,29 @@ def _meld_table_by_window(
     return tuple(table)
 
 
+_MARRIAGE_SHIFT = 2 * QUEEN
+"""Where a suit's Q and K copies start among its 12 bits (Q, Q#1, K, K#1: 4 bits)."""
+_MARRIAGE_BITS = 0xF
+_FLUSH_SHIFT = 2 * JACK
+"""Where a suit's J to A copies start among its 12 bits (10 bits: the cards of a flush)."""
+_QUEEN_BITS = BOTH_COPIES << 2 * QUEEN
+"""The two copies of the queen among a suit's 12 bits."""
+_JACK_BITS = BOTH_COPIES << 2 * JACK
+"""The two copies of the jack among a suit's 12 bits."""
 _MARRIAGE_MELDS = tuple(
-    _meld_table_by_window(range(4 * s, 4 * s + 4), (12 * s + 4,), 4) for s in range(4)
+    _meld_table_by_window(range(4 * s, 4 * s + 4), (12 * s + _MARRIAGE_SHIFT,), 4) for s in range(4)
 )
-"""``[suit][(hand >> (12 * suit + 4)) & 0xF]``: the marriages held in that suit."""
+"""``[suit][bits >> _MARRIAGE_SHIFT & _MARRIAGE_BITS]`` (``bits``: the suit's 12): the
+marriages held in that suit."""
 _FLUSH_MELDS = tuple(
-    _meld_table_by_window(range(16 + 32 * s, 48 + 32 * s), (12 * s + 2,), 10) for s in range(4)
+    _meld_table_by_window(range(16 + 32 * s, 48 + 32 * s), (12 * s + _FLUSH_SHIFT,), 10)
+    for s in range(4)
 )
-"""``[suit][(hand >> (12 * suit + 2)) & 0x3FF]``: the flushes held in that suit."""
-_PINOCHLE_MELDS = _meld_table_by_window(range(144, 148), (14, 40), 2)
-"""``[(hand >> 14) & 3 | (hand >> 38) & 12]``: the pinochles held."""
+"""``[suit][bits >> _FLUSH_SHIFT]``: the flushes held in that suit."""
+_PINOCHLE_MELDS = _meld_table_by_window(
+    range(144, 148), (card_id(DIAMONDS, JACK), card_id(SPADES, QUEEN)), 2
+)
+"""``[jacks of diamonds | queens of spades << 2]`` (two copy bits each): the pinochles held."""
 _FOUR_MELDS = tuple(
     _meld_table_by_window(
         range(148 + 16 * i, 164 + 16 * i), tuple(12 * s + 2 * rank for s in range(4)), 2
@@ -447,9 +341,9 @@ def held_meld_actions(hand: int, trump: int) -> tuple[int, ...]:
     order, so no sort is needed."""
     features = _SUIT_FEATURES
     clubs, diamonds, hearts, spades = suits = (
-        hand & 0xFFF,
-        hand >> 12 & 0xFFF,
-        hand >> 24 & 0xFFF,
+        hand & SUIT_BITS,
+        hand >> 12 & SUIT_BITS,
+        hand >> 24 & SUIT_BITS,
         hand >> 36,
     )
     has = features[clubs], features[diamonds], features[hearts], features[spades]
@@ -457,24 +351,26 @@ def held_meld_actions(hand: int, trump: int) -> tuple[int, ...]:
     if (has[0] | has[1] | has[2] | has[3]) & _HAS_MARRIAGE:
         marriages = _MARRIAGE_MELDS
         found = (
-            marriages[0][clubs >> 4 & 15]
-            + marriages[1][diamonds >> 4 & 15]
-            + marriages[2][hearts >> 4 & 15]
-            + marriages[3][spades >> 4 & 15]
+            marriages[0][clubs >> _MARRIAGE_SHIFT & _MARRIAGE_BITS]
+            + marriages[1][diamonds >> _MARRIAGE_SHIFT & _MARRIAGE_BITS]
+            + marriages[2][hearts >> _MARRIAGE_SHIFT & _MARRIAGE_BITS]
+            + marriages[3][spades >> _MARRIAGE_SHIFT & _MARRIAGE_BITS]
         )
         if has[trump] & _HAS_MARRIAGE:  # a flush holds a royal marriage
-            found += _FLUSH_MELDS[trump][suits[trump] >> 2]
-    if spades & 0x30 and diamonds & 0xC:
-        found += _PINOCHLE_MELDS[(diamonds >> 2 & 3) | (spades >> 2 & 12)]
+            found += _FLUSH_MELDS[trump][suits[trump] >> _FLUSH_SHIFT]
+    if spades & _QUEEN_BITS and diamonds & _JACK_BITS:
+        # The jacks' copy bits (2, 3) and the queens' (4, 5) do not overlap: shifted down
+        # together they make the key, jacks low.
+        found += _PINOCHLE_MELDS[(diamonds & _JACK_BITS | spades & _QUEEN_BITS) >> 2 * JACK]
     everywhere = has[0] & has[1] & has[2] & has[3] & _HAS_FOUR
     if everywhere:
         for flag, shift, table in _FOURS_BY_RANK:
             if everywhere & flag:
                 found += table[
-                    clubs >> shift & 3
-                    | (diamonds >> shift & 3) << 2
-                    | (hearts >> shift & 3) << 4
-                    | (spades >> shift & 3) << 6
+                    clubs >> shift & BOTH_COPIES
+                    | (diamonds >> shift & BOTH_COPIES) << 2
+                    | (hearts >> shift & BOTH_COPIES) << 4
+                    | (spades >> shift & BOTH_COPIES) << 6
                 ]
     return found
 
@@ -508,128 +404,14 @@ def settle(scores: Sequence[int], target: int) -> tuple[int | None, int]:
 # -- the state ------------------------------------------------------------------------------
 
 
-class Meld(NamedTuple):
-    """A meld as declared: who, which table entry, its type and points then."""
-
-    seat: int
-    meld: int
-    kind: int
-    cards: tuple[int, ...]
-    points: int
-
-
-class Trick(NamedTuple):
-    """A finished trick."""
-
-    leader: int
-    cards: tuple[int, int]
-    winner: int
-
-
-@dataclass(frozen=True)
-class HandResult:
-    """How a finished (or declared) hand went, per seat."""
-
-    dealer: int
-    turn_up: int
-    meld_points: tuple[int, ...]
-    """Melds, turn-up bonus and dix points, as announced."""
-    card_points: tuple[int, ...]
-    last_trick: tuple[int, ...]
-    totals: tuple[int, ...]
-    """Scores after the hand."""
-
-
-class SeatView(NamedTuple):
-    """What both players know of one seat this hand, its hand size aside (see ``observe``)."""
-
-    score: int
-    """Total of the finished hands."""
-    hand_points: int
-    """Melds, turn-up bonus and dix points of this hand, as announced."""
-    trick_points: int
-    tricks_won: int
-    tabled: int
-    """Melded cards on the table (phase 1), as a bitmask of card ids."""
-    known: int
-    """Cards in this hand the other player has seen go there (melded, the turn-up): a bitmask."""
-
-
-class TableView(NamedTuple):
-    """Everything both players see that changes only between tricks, in a meld turn, or when a
-    tabled card is played: ``observe`` builds it once per change and both seats' observations
-    share it (so a codec can keep its bytes while it is the same object)."""
-
-    hand_number: int
-    dealer: int
-    target: int
-    trump: int
-    turn_up: int | None
-    stock_size: int
-    phase: int
-    seats: tuple[SeatView, SeatView]
-    """Each kept while its fields are unchanged."""
-    melds: tuple[Meld, ...]
-    """This hand's melds (both seats) in the order declared."""
-    trick_leader: int
-    completed_tricks: tuple[Trick, ...]
-    previous_hands: tuple[HandResult, ...]
-    declared_by: int | None
-
-
-class PinochleObservation(NamedTuple):
-    """What one seat sees: its hand, the table, public history; never the other hand or stock.
-
-    Per decision only the fields here change; the rest is the shared ``table``, whose most
-    read fields the properties below also give (``obs.trump``).
-    """
-
-    seat: int
-    table: TableView
-    hand: int
-    """The seat's cards as a bitmask of card ids (``cards_of`` lists them)."""
-    hand_sizes: tuple[int, int]
-    current_trick: tuple[int, ...]
-    """The card led, if any."""
-    meld_options: tuple[int, ...]
-    """Meld ids (``MELDS``) the seat may declare now: in its meld turn only."""
-
-    @property
-    def dealer(self) -> int:
-        return self.table.dealer
-
-    @property
-    def trump(self) -> int:
-        return self.table.trump
-
-    @property
-    def phase(self) -> int:
-        return self.table.phase
-
-    @property
-    def completed_tricks(self) -> tuple[Trick, ...]:
-        return self.table.completed_tricks
-
-    @property
-    def trick_points(self) -> tuple[int, int]:
-        seat0, seat1 = self.table.seats
-        return seat0.trick_points, seat1.trick_points
-
-
-PHASE_STOCK = 1
-"""Phase 1: tricks while the stock lasts."""
-PHASE_MELD = 2
-"""Phase 1, after a trick: the winner may meld / exchange the dix before drawing."""
-PHASE_NO_STOCK = 3
-"""Phase 2: tricks after the stock is out."""
-PHASE_OVER = 4
-
 _CARD_PHASES = frozenset((PHASE_STOCK, PHASE_NO_STOCK))
 """Phases in which the legal actions are card plays."""
 
 _NO_ACTIONS: tuple[int, ...] = ()
-_NO_USED = (0, 0, 0, 0)
+NO_USED = (0, 0, 0, 0)
 """``used`` of a hand without melds."""
+_NINE_FACES = tuple(card_id(suit, NINE) >> 1 for suit in range(4))
+"""``[trump]``: ``card >> 1`` of the 9 of trumps (the card up to its copy)."""
 _DIX_ACTIONS = (_NO_ACTIONS, (DIX_BASE,), (DIX_BASE + 1,), (DIX_BASE, DIX_BASE + 1))
 """By the copy bits of the 9s of trumps held (and not yet exchanged or shown)."""
 
@@ -654,6 +436,13 @@ def _meld_play_table() -> tuple[tuple[tuple[int, int, tuple[Meld, Meld]], ...], 
 
 _MELD_PLAY = _meld_play_table()
 
+
+def meld_record(trump: int, seat: int, meld: int) -> Meld:
+    """The record of ``seat`` declaring meld ``meld`` (``MELDS``) with this trump: one shared
+    object per (trump, seat, meld), as the state keeps them."""
+    return _MELD_PLAY[trump][meld][2][seat]
+
+
 USED_MARRIAGE, USED_FLUSH, USED_FOURS, USED_PINOCHLE = range(4)
 """The masks of melded cards the reuse rule needs (``used`` below), by index.
 
@@ -672,6 +461,24 @@ _ACTION_MASK_USED = (((0, 0),) * MELD_BASE) + tuple(
     (spec.mask, used) for spec, used in zip(MELDS, _MELD_USED, strict=True)
 )
 """``[action]``: (the meld's cards, its ``used`` index) for the meld actions."""
+
+
+def used_after(used: tuple[int, int, int, int], meld: int) -> tuple[int, int, int, int]:
+    """The ``used`` masks (see ``USED_MARRIAGE``) once meld ``meld`` (``MELDS``) is declared:
+    a flush's cards may go into neither a marriage nor a flush again."""
+    mask = MELDS[meld].mask
+    marriage, flush, fours, pinochle = used
+    family = _MELD_USED[meld]
+    if family == USED_MARRIAGE:
+        marriage |= mask
+    elif family == USED_FLUSH:
+        marriage |= mask
+        flush |= mask
+    elif family == USED_FOURS:
+        fours |= mask
+    else:
+        pinochle |= mask
+    return marriage, flush, fours, pinochle
 
 
 def allowed_melds(actions: tuple[int, ...], tabled: int, used: Sequence[int]) -> tuple[int, ...]:
@@ -724,7 +531,9 @@ def any_meld_allowed(hand: int, tabled: int, used: Sequence[int], trump: int, he
             return True
     if held & HOLDS_PINOCHLE:
         ranks = hand & ~used[USED_PINOCHLE]
-        return bool(ranks & (3 << 40) and ranks & (3 << 14) and concealed & _PINOCHLE)
+        return bool(
+            ranks & _QUEENS_OF_SPADES and ranks & _JACKS_OF_DIAMONDS and concealed & _PINOCHLE
+        )
     return False
 
 
@@ -745,7 +554,7 @@ _PAIR = tuple(tuple((1 << a) | (1 << b) for b in _DECK) for a in _DECK)
 
 _HAND_START: dict[str, object] = {
     "stock_pos": 0,
-    "used": _NO_USED,
+    "used": NO_USED,
     "dixed": 0,
     "lead": -1,
     "phase": PHASE_STOCK,
@@ -776,21 +585,8 @@ def _fixed_attributes(options: Mapping[str, OptionValue]) -> dict[str, object]:
 
 
 _FIXED_BY_OPTIONS: dict[tuple[tuple[str, OptionValue], ...], dict[str, object]] = {}
-
-
-_new = tuple.__new__
-"""``_new(Cls, (a, b, ...))`` builds a NamedTuple from its fields in order, several times
-cheaper than ``Cls(a=a, ...)``: for the views ``observe`` builds (fields commented in order)."""
-_CURRENT_TRICKS = (*((card,) for card in range(NUM_CARDS)), ())
-"""``[lead]``: the current trick's cards, ``()`` at ``lead == -1`` (no card led)."""
-
-
-_NO_SEAT = SeatView(-1, -1, -1, -1, -1, -1)
-"""A seat view no seat has: ``_seats_cache`` before the first table."""
-
-
-_MELD_IDS: dict[tuple[int, ...], tuple[int, ...]] = {}
-"""Meld ids by meld actions (``_offered_melds``), kept: a hand holds few distinct sets."""
+_new_tuple = tuple.__new__
+"""``_new_tuple(Trick, (leader, cards, winner))``: a NamedTuple without keyword matching."""
 
 
 class PinochleState(State):
@@ -798,15 +594,20 @@ class PinochleState(State):
 
     game_type = PINOCHLE_GAME
 
-    _table_cache: TableView | None = None
-    """``observe``'s table, shared by its observations until something public changes; None:
-    to be built. ``apply`` drops it at the end of a trick, when a card known to the other
-    player is played (tabled, or the taken turn-up) and at every meld-turn action (meld, dix,
-    draw, declaring out; a new hand is dealt only at the end of a trick). Leading an unseen
-    card, the most common decision, changes nothing public but the current trick (a field of
-    its own)."""
-    _seats_cache: tuple[SeatView, SeatView] = (_NO_SEAT, _NO_SEAT)
-    """The seat views of the last table: a new table keeps those that did not change."""
+    table_changes = 0
+    """Bumped wherever a field of the observations' shared ``table`` changes: at the end of a
+    trick (which may deal a new hand), when a card known to the other player is played (tabled,
+    or the taken turn-up) and at every meld-turn action (meld, dix, draw, declaring out).
+    Leading an unseen card, the most common decision, changes nothing public but the current
+    trick (a field of its own). The view's cache is keyed on it."""
+    view_changes_cache = -1
+    """The ``table_changes`` of the table in ``view_table_cache``."""
+    view_table_cache: TableView
+    view_seats_cache: tuple[SeatView, SeatView] | None = None
+    """The view's (``view.observe``); the rules never read them."""
+
+    observe = observe
+    public_table = public_table
 
     # Set per hand from _HAND_START by one dict update (cheap deals: random games are short).
     lead: int
@@ -838,12 +639,7 @@ class PinochleState(State):
     def __init__(
         self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
     ) -> None:
-        super().__init__(num_seats, options, rng)
-        key = tuple(options.items())
-        fixed = _FIXED_BY_OPTIONS.get(key)
-        if fixed is None:
-            fixed = _FIXED_BY_OPTIONS[key] = _fixed_attributes(options)
-        self.__dict__.update(fixed)
+        self._configure(num_seats, options, rng)
         self.scores = [0, 0]
         self.previous_hands: tuple[HandResult, ...] = ()
         """Finished hands, oldest first (a new tuple per hand, shared like ``melds``)."""
@@ -853,6 +649,17 @@ class PinochleState(State):
             first = rng.getrandbits(2)
         self.first_dealer = first
         self._deal()
+
+    def _configure(
+        self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
+    ) -> None:
+        """What the options decide, for a new game and for a position (``positions``)."""
+        State.__init__(self, num_seats, options, rng)
+        key = tuple(options.items())
+        fixed = _FIXED_BY_OPTIONS.get(key)
+        if fixed is None:
+            fixed = _FIXED_BY_OPTIONS[key] = _fixed_attributes(options)
+        self.__dict__.update(fixed)
 
     # -- dealing and drawing ------------------------------------------------------------------
 
@@ -900,7 +707,8 @@ class PinochleState(State):
             self.hand_points = [0, 0]
 
     def _draw(self, winner: int) -> None:
-        """The winner draws the top stock card, the loser the next (or the turn-up)."""
+        """The winner (the seat to act, and to lead next) draws the top stock card, the loser
+        the next (or the turn-up)."""
         loser = 1 - winner
         stock, pos = self.stock, self.stock_pos
         self.hands[winner] |= 1 << stock[pos]
@@ -916,7 +724,6 @@ class PinochleState(State):
             self.turn_up = -1
             self.tabled = [0, 0]
             self.phase = PHASE_NO_STOCK
-        self.to_act = self.trick_leader = winner
 
     # -- the interface ------------------------------------------------------------------------
 
@@ -933,18 +740,17 @@ class PinochleState(State):
                     hand = legal_follow_mask(hand, self.lead, self.trump, self.phase2_rule)
                 self._legal_cards = hand
                 legal = self._legal = (
-                    *_SUIT_CARDS[0][hand & 0xFFF],
-                    *_SUIT_CARDS[1][hand >> 12 & 0xFFF],
-                    *_SUIT_CARDS[2][hand >> 24 & 0xFFF],
-                    *_SUIT_CARDS[3][hand >> 36],
+                    *SUIT_CARDS[0][hand & SUIT_BITS],
+                    *SUIT_CARDS[1][hand >> 12 & SUIT_BITS],
+                    *SUIT_CARDS[2][hand >> 24 & SUIT_BITS],
+                    *SUIT_CARDS[3][hand >> 36],
                     *self._declare,
                 )
             elif phase == PHASE_MELD:
                 self._legal_cards = 0
-                found = _NO_ACTIONS if self._melded else self._meld_options
-                if found is None:
-                    found = self._find_melds(self.to_act)
-                legal = self._legal = found + self._dix_actions(self.to_act) + self._draw_declare
+                legal = self._legal = (
+                    self.meld_actions() + self._dix_actions(self.to_act) + self._draw_declare
+                )
             else:
                 self._legal_cards = 0
                 legal = self._legal = _NO_ACTIONS
@@ -959,14 +765,30 @@ class PinochleState(State):
             self.legal_actions()
         return self._legal_cards
 
+    def meld_actions(self) -> tuple[int, ...]:
+        """The meld actions open to the seat in its meld turn (none once it has melded)."""
+        if self._melded:
+            return _NO_ACTIONS
+        found = self._meld_options
+        if found is None:
+            found = self._find_melds(self.to_act)
+        return found
+
+    def _dix_nines(self, seat: int) -> int:
+        """The copy bits of the 9s of trumps ``seat`` may exchange (or show) now; 0: none.
+
+        A 9 of trumps not yet exchanged or shown; showing the second one when the turn-up is
+        already a 9 of trumps only where the dix scores (``dix_points``)."""
+        trump = self.trump
+        nines = (self.hands[seat] & ~self.dixed) >> (12 * trump) & BOTH_COPIES
+        if nines and (self.dix_points or self.turn_up >> 1 != _NINE_FACES[trump]):
+            return nines
+        return 0
+
     def _dix_actions(self, seat: int) -> tuple[int, ...]:
         if self._dix_done:
             return _NO_ACTIONS
-        trump = self.trump
-        nines = (self.hands[seat] & ~self.dixed) >> (12 * trump) & 3
-        if not nines or (not self.dix_points and self.turn_up >> 1 == 6 * trump):
-            return _NO_ACTIONS
-        return _DIX_ACTIONS[nines]
+        return _DIX_ACTIONS[self._dix_nines(seat)]
 
     def apply(self, action: int) -> None:
         legal = self._legal
@@ -980,7 +802,7 @@ class PinochleState(State):
         self._legal = None
         seat = self.to_act
         if action >= MELD_BASE:
-            self._table_cache = None
+            self.table_changes += 1
             if action < DIX_BASE:
                 self._meld(seat, action - MELD_BASE)
             elif action < DRAW:
@@ -990,64 +812,47 @@ class PinochleState(State):
             else:
                 self._declare_out(seat)
             return
-        # Play a card; with the end of a trick, the hot path of random playouts.
+        # Play a card: the hot path of random playouts.
         bit = 1 << action
-        hands = self.hands
-        hands[seat] ^= bit
+        self.hands[seat] ^= bit
         known = self.known
-        if known[seat] & bit:
+        if known[seat] & bit:  # a card the other player saw go into the hand: public
             self.tabled[seat] &= ~bit
             known[seat] ^= bit
-            self._table_cache = None
+            self.table_changes += 1
         lead = self.lead
         if lead < 0:
             self.lead = action
             self.to_act = 1 - seat
             return
-        self._table_cache = None
-        trump = self.trump
+        # The end of a trick: score it, then the winner's meld turn or the draws (phase 1), or
+        # the next trick or the end of the hand (phase 2).
+        self.table_changes += 1
         index = NUM_CARDS * lead + action
-        winner = seat if _FOLLOWER_WINS[trump][index] else 1 - seat
+        winner = seat if _FOLLOWER_WINS[self.trump][index] else 1 - seat
         self.trick_points[winner] += _TRICK_POINTS[index]
         self.tricks_won[winner] += 1
-        trick = _new(Trick, (1 - seat, (lead, action), winner))
-        self.completed += (trick,)
-        completed = self.completed
+        self.completed += (_new_tuple(Trick, (1 - seat, (lead, action), winner)),)
         self.lead = -1
         self.to_act = self.trick_leader = winner
         if self.phase == PHASE_STOCK:
-            # The winner may meld / exchange the dix; else both draw at once. Whether he may
-            # meld is decided from flags and masks; the melds are listed only when asked for.
-            hand = hands[winner]
-            held = held_families(hand)
-            if held:
-                tabled = self.tabled[winner]
-                if tabled and not any_meld_allowed(hand, tabled, self.used, trump, held):
-                    held = 0
-            if held or (
-                (hand & ~self.dixed) >> (12 * trump) & 3  # a 9 of trumps (see _dix_actions)
-                and (self.dix_points or self.turn_up >> 1 != 6 * trump)
-            ):
-                self._meld_options = None if held else _NO_ACTIONS
-                self._melded = self._dix_done = False
-                self.phase = PHASE_MELD
-                return
-            stock, pos = self.stock, self.stock_pos
-            if pos + 2 < len(stock):
-                hands[winner] |= 1 << stock[pos]
-                hands[1 - winner] |= 1 << stock[pos + 1]
-                self.stock_pos = pos + 2
-            else:
-                self._draw(winner)
-        elif len(completed) == TRICKS_PER_HAND:
+            self._begin_meld_turn(winner)
+        elif len(self.completed) == TRICKS_PER_HAND:
             self._end_hand(winner)
 
     def _begin_meld_turn(self, winner: int) -> None:
-        """The winner of a phase-1 trick may meld / exchange the dix; else both draw at once."""
-        self._table_cache = None
-        self._melded = self._dix_done = False
-        self.to_act = winner
-        if self._find_melds(winner) or self._dix_actions(winner):
+        """The winner of a phase-1 trick may meld / exchange the dix; else both draw at once.
+        Whether he may meld is decided from flags and masks; the melds are listed only when
+        asked for (``meld_actions``)."""
+        hand = self.hands[winner]
+        held = held_families(hand)
+        if held:
+            tabled = self.tabled[winner]
+            if tabled and not any_meld_allowed(hand, tabled, self.used, self.trump, held):
+                held = 0
+        if held or self._dix_nines(winner):
+            self._meld_options = None if held else _NO_ACTIONS
+            self._melded = self._dix_done = False
             self.phase = PHASE_MELD
         else:
             self._draw(winner)
@@ -1063,39 +868,10 @@ class PinochleState(State):
         self._meld_options = found
         return found
 
-    def _meld_actions(self) -> tuple[int, ...]:
-        if self._melded:
-            return _NO_ACTIONS
-        found = self._meld_options
-        if found is None:
-            found = self._find_melds(self.to_act)
-        return found
-
-    def _offered_melds(self) -> tuple[int, ...]:
-        """The melds the seat in its meld turn may declare now."""
-        actions = self._meld_actions()
-        offered = _MELD_IDS.get(actions)
-        if offered is None:
-            if len(_MELD_IDS) >= 4096:
-                _MELD_IDS.clear()
-            offered = _MELD_IDS[actions] = tuple(a - MELD_BASE for a in actions)
-        return offered
-
     def _meld(self, seat: int, meld: int) -> None:
         trump = self.trump
         points, mask, record = _MELD_PLAY[trump][meld]
-        marriage, flush, fours, pinochle = self.used
-        family = _MELD_USED[meld]
-        if family == USED_MARRIAGE:
-            marriage |= mask
-        elif family == USED_FLUSH:
-            marriage |= mask
-            flush |= mask
-        elif family == USED_FOURS:
-            fours |= mask
-        else:
-            pinochle |= mask
-        self.used = (marriage, flush, fours, pinochle)
+        self.used = used_after(self.used, meld)
         self.tabled[seat] |= mask
         self.known[seat] |= mask
         self.hand_points[seat] += points
@@ -1190,65 +966,6 @@ class PinochleState(State):
         if self.final_scores is not None:
             return self.final_scores
         return (self.scores[0] + self.hand_points[0], self.scores[1] + self.hand_points[1])
-
-    def public_table(self) -> PublicTable:
-        """The turn-up while it lies under the stock. During a meld turn it is shown as it
-        will be once the draw that follows is made: whether a trick's winner has a meld turn
-        at all depends on his hand, so the table must not show that the draw is pending."""
-        turn_up = self.turn_up
-        last_draw_pending = self.phase == PHASE_MELD and self.stock_pos + 1 >= len(self.stock)
-        return PublicTable(turn_up=turn_up if turn_up >= 0 and not last_draw_pending else None)
-
-    def observe(self, seat: int) -> PinochleObservation:
-        table = self._table_cache
-        if table is None:
-            table = self._table_cache = self._table_view()
-        hands = self.hands
-        return _new(
-            PinochleObservation,
-            (
-                seat,  # seat
-                table,  # table
-                hands[seat],  # hand
-                (hands[0].bit_count(), hands[1].bit_count()),  # hand_sizes
-                _CURRENT_TRICKS[self.lead],  # current_trick
-                self._offered_melds()  # meld_options
-                if self.phase == PHASE_MELD and seat == self.to_act
-                else _NO_ACTIONS,
-            ),
-        )
-
-    def _table_view(self) -> TableView:
-        """The public table now (see ``_table_cache``), keeping the seat views that stay."""
-        scores, hand_points, trick_points = self.scores, self.hand_points, self.trick_points
-        tricks_won, tabled, known = self.tricks_won, self.tabled, self.known
-        seat0 = (scores[0], hand_points[0], trick_points[0], tricks_won[0], tabled[0], known[0])
-        seat1 = (scores[1], hand_points[1], trick_points[1], tricks_won[1], tabled[1], known[1])
-        view0, view1 = self._seats_cache
-        if view0 != seat0:
-            view0 = _new(SeatView, seat0)
-        if view1 != seat1:
-            view1 = _new(SeatView, seat1)
-        self._seats_cache = seats = (view0, view1)
-        turn_up = self.turn_up
-        return _new(
-            TableView,
-            (
-                self.hand_number,  # hand_number
-                self.dealer,  # dealer
-                self.target,  # target
-                self.trump,  # trump
-                turn_up if turn_up >= 0 else None,  # turn_up
-                len(self.stock) - self.stock_pos,  # stock_size
-                self.phase,  # phase
-                seats,  # seats
-                self.melds,  # melds
-                self.trick_leader,  # trick_leader
-                self.completed,  # completed_tricks
-                self.previous_hands,  # previous_hands
-                self.declared_by,  # declared_by
-            ),
-        )
 
     def describe_action(self, action: int) -> str:
         if 0 <= action < MELD_BASE:
