@@ -72,14 +72,12 @@ SHARED_CORE |= {"referee.games.views", "referee.games"}
 PURE_PARTS = ("rules", "view", "positions")
 WIRE_PRIMITIVES = {"referee.codec.base", "referee.codec.common", "referee.codec.wire"}
 WIRE_PRIMITIVES |= {"referee.codec.untrusted", "referee.games.cards"}
-NOT_YET_SEALED = {"king", "klaberjass", "pinochle"}
+NOT_YET_SEALED = {"klaberjass", "pinochle"}
 """Games whose view is not split from their rules yet: their codec still reads ``rules`` and
 code outside their folder still imports ``rules`` names. Shrinks to nothing (issue 22)."""
 OUTSIDE_WRITERS = {
-    "sample_bots/search/king.py",
     "sample_bots/search/klaberjass.py",
     "sample_bots/search/pinochle.py",
-    "tests/test_king_rules.py",
     "tests/test_pinochle_rules.py",
 }
 """Files that still set up a state by writing its attributes (games without positions yet)."""

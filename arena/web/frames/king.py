@@ -15,8 +15,7 @@ from arena.web.frames.common import (
     suit_letter,
     trick_view,
 )
-from referee.games.king import KingObservation
-from referee.games.king.rules import CONTRACT_NAMES, NUM_HANDS, POSITIVE
+from referee.games.king import CONTRACT_NAMES, NUM_HANDS, POSITIVE, KingObservation
 
 
 def _contract(number: int) -> str:

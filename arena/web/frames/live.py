@@ -26,7 +26,7 @@ from cardarena.game.v1 import cards_pb2, options_pb2
 from referee.codec.common import options_from_wire
 from referee.games.api import RulesError
 from referee.games.cards import SUIT_LETTERS, Suit
-from referee.games.king.rules import NUM_TRICKS as KING_TRICKS
+from referee.games.king import NUM_TRICKS as KING_TRICKS
 from referee.games.klaberjass.rules import TRICKS as KLABERJASS_TRICKS
 from referee.games.oh_hell import hand_sizes
 from referee.games.pinochle.rules import HAND_SIZE as PINOCHLE_HAND

@@ -22,7 +22,8 @@ from referee.codec.wire import (
     uint_field,
     varint,
 )
-from referee.games.king.rules import (
+from referee.games.cards import StandardDeck
+from referee.games.king.view import (
     ACCEPT,
     MATCH_BASE,
     MAX_OFFER,
@@ -38,7 +39,7 @@ from referee.games.king.rules import (
     KingObservation,
 )
 
-_CARDS = tuple(standard_card(card) for card in range(52))
+_CARDS = tuple(standard_card(card) for card in range(StandardDeck.SIZE))
 _ANSWERS = {
     ACCEPT: king_pb2.KING_ANSWER_ACCEPT,
     REFUSE: king_pb2.KING_ANSWER_REFUSE,
@@ -386,7 +387,7 @@ class KingCodec(GameCodec):
         return game_pb2.Observation(king=message)
 
     def _encode_action(self, action: int) -> game_pb2.Action:
-        if 0 <= action < 52:
+        if 0 <= action < StandardDeck.SIZE:
             king = king_pb2.KingAction(play=_CARDS[action])
         elif action >= TRUMP_BASE:
             king = king_pb2.KingAction(trump=_suit(action - TRUMP_BASE))
