@@ -14,11 +14,14 @@ import pytest
 
 from referee.games.api import InvalidPositionError, State
 from referee.games.entry import GameEntry, Position
+from referee.games.king import ACCEPT, PASS, KingPosition
 from referee.games.mau_mau import MauMauPosition
 from referee.games.oh_hell import OhHellPosition
 from referee.games.registry import GAMES, make_game
 
 WITH_POSITIONS = [entry for entry in GAMES if entry.position_of is not None]
+BY_SUIT = tuple(tuple(range(13 * suit, 13 * suit + 13)) for suit in range(4))
+"""Four hands of one suit each (clubs to seat 0 … spades to seat 3)."""
 
 
 @pytest.mark.parametrize("entry", WITH_POSITIONS, ids=lambda entry: entry.name)
@@ -95,6 +98,19 @@ def test_a_copy_plays_on_alone(entry: GameEntry, moves_before: int) -> None:
         (MauMauPosition(hands=((0,), (1,)), pile=(), to_act=0), "never empty"),
         (MauMauPosition(hands=((0,), (0,)), pile=(5,), to_act=0), "twice"),
         (MauMauPosition(hands=((0,), (1,)), pile=(5,), to_act=2), "not a seat"),
+        (KingPosition(hands=(BY_SUIT[0], *BY_SUIT[:3])), "exactly once"),
+        (KingPosition(hands=(BY_SUIT[0] + (13,), BY_SUIT[1][1:], *BY_SUIT[2:])), "14 cards"),
+        (KingPosition(hands=BY_SUIT, hand_number=11), "not one of"),
+        (KingPosition(hands=BY_SUIT, hand_number=7, calls=((0, PASS),)), "may not call"),
+        (KingPosition(hands=BY_SUIT, hand_number=7, calls=((1, ACCEPT),)), "illegal call"),
+        (KingPosition(hands=BY_SUIT, calls=((1, PASS),)), "may not call"),  # a negative hand
+        (
+            KingPosition(
+                hands=tuple(hand[1:] for hand in BY_SUIT),
+                completed_tricks=((0, (0, 13, 26, 39), 2),),  # the 2♣ led and took it
+            ),
+            "leader or winner",
+        ),
     ],
 )
 def test_impossible_positions_are_refused(position: Position, complaint: str) -> None:
