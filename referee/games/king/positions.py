@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from referee.games.api import IllegalActionError, InvalidPositionError, OptionValue, State
 from referee.games.cards import StandardDeck
-from referee.games.king.rules import KING, KingState, contract_of_hand, describe_action
+from referee.games.king.rules import KING, NO_SUIT, KingState, contract_of_hand, describe_action
 from referee.games.king.view import (
     CONTRACT_NAMES,
     NUM_HANDS,
@@ -174,18 +174,22 @@ def _replay_calls(state: KingState, position: KingPosition) -> None:
 
 
 def _replay_tricks(state: KingState, position: KingPosition) -> None:
-    """The hand's cards in play order through the rules (unchecked: a search bot's world may
-    give a seat a card it could not have kept), then the tricks compared with the position's."""
+    """The hand's cards in play order through the rules, then the tricks compared with the
+    position's. Following suit is checked; the K♥ rule and the lead restrictions are not (a
+    search bot's world may give a seat the K♥, or a card besides hearts, that the play so far
+    says it did not hold: the observation does not tell)."""
+    kh_rule, restriction = state.kh_rule, state.lead_restriction
+    state.kh_rule, state.lead_restriction = False, NO_SUIT
     cards = [card for _, trick, _ in position.completed_tricks for card in trick]
     for card in [*cards, *position.current_trick]:
-        seat = state.to_act
-        if seat < 0 or state.hand_number != position.hand_number:
+        if state.is_terminal() or state.hand_number != position.hand_number:
             raise InvalidPositionError("the hand would have ended before all its tricks")
-        bit = 1 << card
-        if not state.hands[seat] & bit:
-            raise InvalidPositionError(f"seat {seat} leads or follows out of turn with {card}")
-        state._place(seat, card, bit, state.hands[seat])
+        try:
+            state.apply(card)
+        except IllegalActionError as error:
+            raise InvalidPositionError(f"a card out of turn or not followed: {error}") from error
     if state.hand_number != position.hand_number:
         raise InvalidPositionError("a hand whose tricks are all played is dealt anew")
+    state.kh_rule, state.lead_restriction = kh_rule, restriction
     if tuple(state.completed_tricks) != position.completed_tricks:
         raise InvalidPositionError("a trick's leader or winner is not what the play gives")

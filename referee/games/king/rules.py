@@ -268,9 +268,9 @@ _BEATERS = tuple(
     for trump_suit in (0, 1, 2, 3, NO_SUIT)
 )
 """``_BEATERS[trump][best]``: the cards that ``beats`` ``best`` under those trumps, as a mask.
-No trumps (``NO_SUIT``, -1) is the last entry, so indexing by the trump suit finds it."""
+No trumps (``NO_SUIT``, -1) is the last entry, so indexing by the trump suit finds it; a hand
+keeps its row as ``KingState.beaters``."""
 _PASS_ONLY = (PASS,)
-_KING_OF_HEARTS_ONLY = (KING_OF_HEARTS,)
 _TRUMPS = tuple(TRUMP_BASE + s for s in range(4))
 _TRUMPS_OR_OPT_OUT = (*_TRUMPS, OPT_OUT)
 
@@ -354,6 +354,7 @@ class KingState(State):
         self.completed_tricks: list[Trick] = []
         self.trick_leader = dealer
         self.trump = NO_SUIT
+        self.beaters = _BEATERS[NO_SUIT]
         self.kh_rule = contract == NO_KING_OF_HEARTS
         self.lead_restriction = HEARTS if contract in (NO_HEARTS, NO_KING_OF_HEARTS) else NO_SUIT
         self.penalty_mask = PENALTY_CARDS.get(contract, 0) if self.stop_early else 0
@@ -391,13 +392,12 @@ class KingState(State):
         if self.phase != PHASE_PLAY:
             return self._legal_calls(seat)
         hand = self.hands[seat]
-        if self.trick:  # as ``_playable``, with the one-suit answer straight from its table
+        if self.trick:
             led = self.led_suit
             follow = hand >> SUIT_SIZE * led & SUIT_BITS
-            if follow:
+            if follow:  # the led suit, straight from its table
                 return SUIT_CARDS[led][follow]
-            if self.kh_rule and hand & KING_OF_HEARTS_BIT:
-                return _KING_OF_HEARTS_ONLY
+        elif self.lead_restriction == NO_SUIT:  # a free lead: the whole hand
             return cards_of(hand)
         return cards_of(self._playable(hand))
 
@@ -468,23 +468,21 @@ class KingState(State):
             raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
         hand = self.hands[seat]
         bit = _BITS[action]
-        if not self._playable(hand) & bit:
+        # Following suit and a free lead need no more than holding the card; else ``_playable``.
+        free = bit & SUIT_MASKS[self.led_suit] if self.trick else self.lead_restriction == NO_SUIT
+        if not hand & bit or (not free and not self._playable(hand) & bit):
             raise IllegalActionError(self._why_illegal(seat, action))
-        self._place(seat, action, bit, hand)
-
-    def _place(self, seat: int, card: int, bit: int, hand: int) -> None:
-        """``seat`` plays ``card`` (``bit``, from ``hand``) to the trick, unchecked; the fourth
-        card settles it (``positions`` replays a hand's tricks with it)."""
+        # The card goes to the trick (kept in this one frame: it runs at every card).
         self.hands[seat] = hand ^ bit
         self.hand_sizes[seat] -= 1
         trick = self.trick
-        trick.append(card)
+        trick.append(action)
         played = len(trick)
         if played == 1:
-            self.win_card, self.win_seat = card, seat
-            self.led_suit = card // SUIT_SIZE
-        elif _BEATERS[self.trump][self.win_card] & bit:
-            self.win_card, self.win_seat = card, seat
+            self.win_card, self.win_seat = action, seat
+            self.led_suit = action // SUIT_SIZE
+        elif self.beaters[self.win_card] & bit:
+            self.win_card, self.win_seat = action, seat
         if played < NUM_SEATS:
             self.to_act = (seat + 1) % NUM_SEATS
         else:
@@ -493,7 +491,8 @@ class KingState(State):
     def _take_trick(self) -> None:
         """The trick's winner takes its cards and leads next; the last trick scores the hand."""
         winner, trick = self.win_seat, self.trick
-        cards = sum(map(_BITS.__getitem__, trick))
+        first, second, third, fourth = trick
+        cards = _BITS[first] | _BITS[second] | _BITS[third] | _BITS[fourth]
         self.taken[winner] |= cards
         self.played_mask |= cards
         self.tricks_won[winner] += 1
@@ -513,6 +512,7 @@ class KingState(State):
         dealer = self.dealer
         if action >= TRUMP_BASE:
             self.trump = action - TRUMP_BASE
+            self.beaters = _BEATERS[self.trump]
             if self.trump_lead_restricted:
                 self.lead_restriction = self.trump
             self.phase = PHASE_PLAY
