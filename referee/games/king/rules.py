@@ -80,6 +80,7 @@ from referee.games.king.view import (
     NO_LAST_TWO_TRICKS,
     NO_QUEENS,
     NO_TRICKS,
+    NUM_CARDS,
     NUM_HANDS,
     NUM_SEATS,
     NUM_TRICKS,
@@ -143,7 +144,7 @@ KINGS_AND_JACKS_MASK = sum(
     1 << StandardDeck.card(suit, rank) for suit in Suit for rank in (Rank.KING, Rank.JACK)
 )
 QUEENS_MASK = sum(1 << StandardDeck.card(suit, Rank.QUEEN) for suit in Suit)
-FULL_DECK_MASK = (1 << StandardDeck.SIZE) - 1
+FULL_DECK_MASK = (1 << NUM_CARDS) - 1
 NO_SUIT = -1
 """``trump`` and ``lead_restriction`` when there is none."""
 
@@ -257,13 +258,13 @@ def priority(seat: int, dealer: int) -> int:
 
 # -- tables for the hot path, built from the functions above --------------------------------------
 
-_ALL_CARDS = frozenset(range(StandardDeck.SIZE))
-_BITS = tuple(1 << card for card in range(StandardDeck.SIZE))
+_ALL_CARDS = frozenset(range(NUM_CARDS))
+_BITS = tuple(1 << card for card in range(NUM_CARDS))
 """``_BITS[card]``: the card's bit in a hand mask."""
 _BEATERS = tuple(
     tuple(
-        sum(_BITS[card] for card in range(StandardDeck.SIZE) if beats(card, best, trump_suit))
-        for best in range(StandardDeck.SIZE)
+        sum(_BITS[card] for card in range(NUM_CARDS) if beats(card, best, trump_suit))
+        for best in range(NUM_CARDS)
     )
     for trump_suit in (0, 1, 2, 3, NO_SUIT)
 )
@@ -274,7 +275,7 @@ _PASS_ONLY = (PASS,)
 _TRUMPS = tuple(TRUMP_BASE + s for s in range(4))
 _TRUMPS_OR_OPT_OUT = (*_TRUMPS, OPT_OUT)
 
-_SHUFFLE_STEPS = tuple((i, (i + 1).bit_length()) for i in reversed(range(1, StandardDeck.SIZE)))
+_SHUFFLE_STEPS = tuple((i, (i + 1).bit_length()) for i in reversed(range(1, NUM_CARDS)))
 """``(i, bits)`` per step of ``Random.shuffle`` on the pack: swap ``i`` with
 ``_randbelow(i + 1)``, which draws ``getrandbits(bits)`` until the value is at most ``i``."""
 
@@ -323,7 +324,7 @@ class KingState(State):
         self.hand_number += 1
         self.contract = contract_of_hand(self.hand_number)
         self.dealer = dealer = (self.first_dealer + self.hand_number - 1) % NUM_SEATS
-        deck = list(range(StandardDeck.SIZE))
+        deck = list(range(NUM_CARDS))
         # rng.shuffle(deck), inlined: the same getrandbits draws, the same deck, ~2x cheaper.
         getrandbits = self.rng.getrandbits
         for i, bits in _SHUFFLE_STEPS:
@@ -464,7 +465,7 @@ class KingState(State):
                 raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
             self._apply_call(seat, action)
             return
-        if not 0 <= action < StandardDeck.SIZE:
+        if not 0 <= action < NUM_CARDS:
             raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
         hand = self.hands[seat]
         bit = _BITS[action]
@@ -676,7 +677,7 @@ class KingState(State):
 
 def describe_action(action: int) -> str:
     """A short human-readable form of an action id."""
-    if 0 <= action < StandardDeck.SIZE:
+    if 0 <= action < NUM_CARDS:
         return f"play {StandardDeck.name(action)}"
     if action == PASS:
         return "pass"

@@ -74,7 +74,10 @@ PHASE_PLAY = 5
 
 # -- hands as bitmasks ----------------------------------------------------------------------------
 
-SUIT_SIZE = StandardDeck.SIZE // 4
+NUM_CARDS = StandardDeck.SIZE
+"""Cards in the deck: card ids ``0..51`` (``StandardDeck``); a module constant, as reading a
+class attribute is an unspecialized lookup at every card played."""
+SUIT_SIZE = NUM_CARDS // 4
 """Cards per suit: card ``c`` is bit ``c`` of a hand, suit ``c // 13``, rank ``c % 13``."""
 SUIT_BITS = (1 << SUIT_SIZE) - 1
 """One suit's bits of a hand, once shifted down by ``SUIT_SIZE * suit``."""
