@@ -161,10 +161,7 @@ def _replay_calls(state: KingState, position: KingPosition) -> None:
     for seat, action in position.calls:
         if state.phase == PHASE_PLAY or state.is_terminal() or seat != state.to_act:
             raise InvalidPositionError(f"seat {seat} may not call now: {position.calls}")
-        try:
-            state.apply(action)
-        except IllegalActionError as error:
-            raise InvalidPositionError(f"an illegal call: {error}") from error
+        _apply(state, action, "an illegal call")
     if state.hand_number != position.hand_number:
         raise InvalidPositionError("a hand opted out of that is not the last is dealt anew")
     if state.phase != PHASE_PLAY and (position.completed_tricks or position.current_trick):
@@ -184,12 +181,17 @@ def _replay_tricks(state: KingState, position: KingPosition) -> None:
     for card in [*cards, *position.current_trick]:
         if state.is_terminal() or state.hand_number != position.hand_number:
             raise InvalidPositionError("the hand would have ended before all its tricks")
-        try:
-            state.apply(card)
-        except IllegalActionError as error:
-            raise InvalidPositionError(f"a card out of turn or not followed: {error}") from error
+        _apply(state, card, "a card out of turn or not followed")
     if state.hand_number != position.hand_number:
         raise InvalidPositionError("a hand whose tricks are all played is dealt anew")
     state.kh_rule, state.lead_restriction = kh_rule, restriction
     if tuple(state.completed_tricks) != position.completed_tricks:
         raise InvalidPositionError("a trick's leader or winner is not what the play gives")
+
+
+def _apply(state: KingState, action: int, complaint: str) -> None:
+    """``state.apply(action)``, an illegal action refusing the position."""
+    try:
+        state.apply(action)
+    except IllegalActionError as error:
+        raise InvalidPositionError(f"{complaint}: {error}") from error
