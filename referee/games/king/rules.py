@@ -72,6 +72,8 @@ from referee.games.api import (
 from referee.games.cards import Rank, StandardDeck, Suit
 from referee.games.king.view import (
     ACCEPT,
+    DIAMONDS_SHIFT,
+    HEARTS_SHIFT,
     MATCH_BASE,
     MAX_OFFER,
     NO_HEARTS,
@@ -94,6 +96,7 @@ from referee.games.king.view import (
     PHASE_TRUMP,
     POSITIVE,
     REFUSE,
+    SPADES_SHIFT,
     SUIT_BITS,
     SUIT_CARDS,
     SUIT_SIZE,
@@ -258,6 +261,7 @@ def priority(seat: int, dealer: int) -> int:
 
 # -- tables for the hot path, built from the functions above --------------------------------------
 
+_CLUBS, _DIAMONDS, _HEARTS, _SPADES = SUIT_CARDS
 _ALL_CARDS = frozenset(range(NUM_CARDS))
 _BITS = tuple(1 << card for card in range(NUM_CARDS))
 """``_BITS[card]``: the card's bit in a hand mask."""
@@ -398,8 +402,13 @@ class KingState(State):
             follow = hand >> SUIT_SIZE * led & SUIT_BITS
             if follow:  # the led suit, straight from its table
                 return SUIT_CARDS[led][follow]
-        elif self.lead_restriction == NO_SUIT:  # a free lead: the whole hand
-            return cards_of(hand)
+        elif self.lead_restriction == NO_SUIT:  # a free lead: the whole hand, as cards_of(hand)
+            return (
+                _CLUBS[hand & SUIT_BITS]
+                + _DIAMONDS[hand >> DIAMONDS_SHIFT & SUIT_BITS]
+                + _HEARTS[hand >> HEARTS_SHIFT & SUIT_BITS]
+                + _SPADES[hand >> SPADES_SHIFT]
+            )
         return cards_of(self._playable(hand))
 
     def _playable(self, hand: int) -> int:
