@@ -79,14 +79,6 @@ SHARED_CORE |= {"referee.games.views", "referee.games"}
 PURE_PARTS = ("rules", "view", "positions")
 WIRE_PRIMITIVES = {"referee.codec.base", "referee.codec.common", "referee.codec.wire"}
 WIRE_PRIMITIVES |= {"referee.codec.untrusted", "referee.games.cards"}
-NOT_YET_SEALED = {"king"}
-"""Games whose view is not split from their rules yet: their codec still reads ``rules`` and
-code outside their folder still imports ``rules`` names. Shrinks to nothing (issue 22)."""
-OUTSIDE_WRITERS = {
-    "sample_bots/search/king.py",
-    "tests/test_king_rules.py",
-}
-"""Files that still set up a state by writing its attributes (games without positions yet)."""
 FIRST_PARTY = ("arena", "referee", "botkit", "netkit", "sample_bots", "benchmarks", "tests")
 
 
@@ -134,9 +126,7 @@ def test_rules_view_and_positions_import_only_the_stdlib_and_the_shared_core() -
         own = {f"referee.games.{game}"} | {f"referee.games.{game}.{p}" for p in PURE_PARTS}
         for part in PURE_PARTS:
             path = GAMES_DIR / game / f"{part}.py"
-            if not path.exists():
-                assert game in NOT_YET_SEALED, f"{game} has no {part}.py"
-                continue
+            assert path.exists(), f"{game} has no {part}.py"
             for module in imported_modules(path):
                 top = module.split(".")[0]
                 assert top not in FORBIDDEN_IN_RULES, f"{path.relative_to(ROOT)} imports {module}"
@@ -149,8 +139,6 @@ def test_a_codec_reads_only_its_own_view_and_the_wire() -> None:
     for game in GAME_PACKAGES:
         path = GAMES_DIR / game / "codec.py"
         allowed = WIRE_PRIMITIVES | SHARED_CORE | {f"referee.games.{game}.view"}
-        if game in NOT_YET_SEALED:
-            allowed |= {f"referee.games.{game}.rules", f"referee.games.{game}"}
         for module in imported_modules(path):
             top = module.split(".")[0]
             if top == "referee":
@@ -172,8 +160,6 @@ def test_outside_a_game_only_its_public_names_are_imported() -> None:
                 part = module[len(inside) :].split(".")[0]
                 if relative == "referee/games/registry.py" and part == "entry":
                     continue  # the one registration line per game
-                if game in NOT_YET_SEALED and part == "rules":
-                    continue
                 package = __import__(f"referee.games.{game}", fromlist=["__all__"])
                 public = set(getattr(package, "__all__", ()))
                 assert part in public, f"{relative} imports {module}: not {game}'s public name"
@@ -205,12 +191,10 @@ def state_attribute_writes(path: Path) -> list[str]:
 def test_no_state_attribute_is_written_outside_its_game() -> None:
     for path in first_party_files():
         relative = path.relative_to(ROOT).as_posix()
-        if relative.startswith("referee/games/") or relative in OUTSIDE_WRITERS:
+        if relative.startswith("referee/games/"):
             continue
         writes = state_attribute_writes(path)
         assert not writes, f"attribute writes outside the game: {writes[:5]}"
-    for relative in OUTSIDE_WRITERS:  # the allowance shrinks: a file that stopped leaves it
-        assert state_attribute_writes(ROOT / relative), f"{relative} no longer writes: drop it"
 
 
 def test_arena_uses_neither_sample_bots_nor_botkit() -> None:

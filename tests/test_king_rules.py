@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import copy
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import pytest
 
 from cardarena.game.v1 import game_pb2, king_pb2
-from referee.games.api import IllegalActionError, InvalidOptionsError
+from referee.games.api import IllegalActionError, InvalidOptionsError, OptionValue
 from referee.games.cards import StandardDeck
-from referee.games.king.rules import (
+from referee.games.king import (
     ACCEPT,
     KING_OF_HEARTS,
     MATCH_BASE,
@@ -35,6 +34,7 @@ from referee.games.king.rules import (
     POSITIVE_HAND_TOTAL,
     REFUSE,
     TRUMP_BASE,
+    KingPosition,
     KingState,
     contract_of_hand,
     negative_points,
@@ -70,36 +70,57 @@ def mask(cards: Iterable[str]) -> int:
     return sum(1 << C(card) for card in cards)
 
 
+def held(state: KingState, seat: int) -> tuple[int, ...]:
+    """The cards ``seat`` holds, ascending (the order of ``legal_actions``)."""
+    return state.observe(seat).hand
+
+
+def deal(
+    fixed: dict[int, list[str]],
+    voids: dict[int, set[int]] | None = None,
+    on_table: tuple[int, ...] = (),
+    dealer: int = 0,
+) -> tuple[tuple[int, ...], ...]:
+    """Hands of each seat's ``fixed`` cards plus filler (never of a suit listed in ``voids``),
+    13 cards each but for those who played the cards ``on_table`` (from the ``dealer``)."""
+    voids = voids or {}
+    hands = [[C(card) for card in fixed.get(seat, [])] for seat in range(4)]
+    size = [13 - (0 <= (seat - dealer) % 4 < len(on_table)) for seat in range(4)]
+    used = {*on_table, *(card for hand in hands for card in hand)}
+    rest = [c for c in range(52) if c not in used]
+    order = sorted(range(4), key=lambda seat: -len(voids.get(seat, set())))
+    for seat in order:
+        while len(hands[seat]) < size[seat]:
+            card = next(c for c in rest if c // 13 not in voids.get(seat, set()))
+            rest.remove(card)
+            hands[seat].append(card)
+    assert not rest
+    return tuple(tuple(sorted(hand)) for hand in hands)
+
+
 def rig_hand(
-    state: KingState,
     hand_number: int,
     dealer: int,
     fixed: dict[int, list[str]],
+    *,
     voids: dict[int, set[int]] | None = None,
+    trick: Iterable[str] = (),
+    calls: tuple[tuple[int, int], ...] = (),
+    options: Mapping[str, OptionValue] | None = None,
 ) -> KingState:
-    """Replace the current deal: hand ``hand_number``, ``dealer``, each seat holding its ``fixed``
-    cards plus filler (never of a suit listed in ``voids``)."""
-    voids = voids or {}
-    hands = [mask(fixed.get(seat, [])) for seat in range(4)]
-    rest = [c for c in range(52) if not any((h >> c) & 1 for h in hands)]
-    order = sorted(range(4), key=lambda seat: -len(voids.get(seat, set())))
-    for seat in order:
-        while hands[seat].bit_count() < 13:
-            card = next(c for c in rest if c // 13 not in voids.get(seat, set()))
-            rest.remove(card)
-            hands[seat] |= 1 << card
-    assert not rest
-    state.hand_number = hand_number
-    state.contract = contract_of_hand(hand_number)
-    state.dealer = dealer
-    state._start_hand(hands)
-    return state
-
-
-def set_trick(state: KingState, cards: list[int]) -> None:
-    """Put ``cards`` on the table as the current trick (rigged positions)."""
-    state.trick = cards
-    state.led_suit = cards[0] // 13 if cards else -1
+    """A state in hand ``hand_number`` dealt by ``dealer`` (each seat holding its ``fixed``
+    cards plus filler, never of a suit listed in ``voids``), after the auction's ``calls``,
+    with the cards of ``trick`` played from the dealer."""
+    current = tuple(C(card) for card in trick)
+    position = KingPosition(
+        hands=deal(fixed, voids, current, dealer),
+        hand_number=hand_number,
+        dealer=dealer,
+        calls=calls,
+        current_trick=current,
+        options=options or {},
+    )
+    return position.state()
 
 
 def play(state: KingState, *cards: str) -> None:
@@ -149,7 +170,6 @@ def test_e1_every_game_keeps_the_seed_totals(options: dict[str, object]) -> None
 
 def test_e2_kings_and_jacks() -> None:
     state = rig_hand(
-        new_game(),
         NO_KINGS_OR_JACKS,
         dealer=0,
         fixed={0: ["5S", "QD"], 1: ["KS", "JH"], 2: ["JS", "3D"], 3: ["AS", "2D"]},
@@ -167,28 +187,30 @@ def test_e2_kings_and_jacks() -> None:
 # -- KING-E3: hand 5 legality ---------------------------------------------------------------------
 
 
+ALL_HEARTS = [StandardDeck.name(card) for card in range(26, 39)]
+
+
 @pytest.mark.parametrize(
-    ("holding", "trick", "legal"),
+    ("holding", "voids", "trick", "legal"),
     [
-        (["KH", "4H", "3S"], ["5D"], ["KH"]),
-        (["KH", "4H", "3S"], ["5H"], ["4H", "KH"]),
-        (["KH", "4H", "3S"], [], ["3S"]),
-        (["KH", "4H"], [], ["4H", "KH"]),
-        (["KH", "4H", "3S"], ["5S"], ["3S"]),
+        (["KH", "4H", "3S"], {DIAMONDS}, ["5D"], ["KH"]),  # void: the K♥ at the first chance
+        (["KH", "4H", "3S"], {HEARTS}, ["5H"], ["4H", "KH"]),  # hearts led: any heart
+        (["KH", "4H", "3S"], {CLUBS, DIAMONDS, SPADES}, [], ["3S"]),  # no heart lead but...
+        (ALL_HEARTS, set(), [], ALL_HEARTS),  # ...with nothing but hearts
+        (["KH", "4H", "3S"], {SPADES}, ["5S"], ["3S"]),  # the led suit first
     ],
 )
-def test_e3_king_of_hearts_hand(holding: list[str], trick: list[str], legal: list[str]) -> None:
-    state = rig_hand(new_game(), NO_KING_OF_HEARTS, dealer=0, fixed={})
-    seat = len(trick)
-    state.hands[seat] = mask(holding)
-    set_trick(state, [C(card) for card in trick])
-    state.to_act = seat
+def test_e3_king_of_hearts_hand(
+    holding: list[str], voids: set[int], trick: list[str], legal: list[str]
+) -> None:
+    seat = len(trick)  # the dealer, seat 0, led
+    state = rig_hand(NO_KING_OF_HEARTS, 0, fixed={seat: holding}, voids={seat: voids}, trick=trick)
+    assert state.current_seat() == seat
     assert sorted(state.legal_actions()) == sorted(C(card) for card in legal)
 
 
 def test_e3_taker_of_the_king_of_hearts_loses_160() -> None:
     state = rig_hand(
-        new_game(),
         NO_KING_OF_HEARTS,
         dealer=1,
         fixed={1: ["2D"], 2: ["KH"], 3: ["AD"], 0: ["3D"]},
@@ -215,23 +237,35 @@ def test_e3_taker_of_the_king_of_hearts_loses_160() -> None:
     ],
 )
 def test_e4_last_two_tricks(winners: tuple[int, int], expected: tuple[int, ...]) -> None:
-    state = rig_hand(new_game(), NO_LAST_TWO_TRICKS, dealer=0, fixed={})
-    rng = random.Random(1)
-    while len(state.completed_tricks) < 11:
-        legal = state.legal_actions()
-        state.apply(legal[rng.randrange(len(legal))])
-    assert state.hand_points_so_far() == (0, 0, 0, 0)  # tricks 1-11 score nothing
-    fake = [(0, (0, 1, 2, 3), w) for w in winners]
-    state.completed_tricks = [*state.completed_tricks, *fake]
-    assert state.hand_points_so_far() == expected
+    for seed in range(1000):  # random deals and play until one gives the last two tricks so
+        rng = random.Random(seed)
+        deck = rng.sample(range(52), 52)
+        hands = tuple(tuple(sorted(deck[seat::4])) for seat in range(4))
+        state = KingPosition(hands=hands, hand_number=NO_LAST_TWO_TRICKS).state()
+        while len(state.completed_tricks) < 12:
+            if len(state.completed_tricks) == 11:
+                assert state.hand_points_so_far() == (0, 0, 0, 0)  # tricks 1-11 score nothing
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+        twelfth, before = state.completed_tricks[-1][2], list(state.tricks_won)
+        while state.hand_number == NO_LAST_TWO_TRICKS:
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+        hand = state.previous_hands[-1]
+        last = next(seat for seat in range(4) if hand.tricks[seat] > before[seat])
+        if (twelfth, last) == winners:
+            assert hand.points == expected
+            break
+    else:
+        pytest.fail(f"no playout gave tricks 12 and 13 to {winners}")
     assert negative_points(NO_LAST_TWO_TRICKS, 0, 13, True, True) == -180
 
 
 # -- KING-E5: the auction -------------------------------------------------------------------------
 
 
-def positive_hand(dealer: int = 0, **options: object) -> KingState:
-    return rig_hand(new_game(**options), 7, dealer=dealer, fixed={})
+def positive_hand(dealer: int = 0, **options: OptionValue) -> KingState:
+    return rig_hand(POSITIVE, dealer, fixed={}, options=options)
 
 
 def test_e5_auction_accept_then_competition() -> None:
@@ -345,21 +379,24 @@ def test_e7_buyer_goes_negative() -> None:
 
 
 def test_e8_final_balances() -> None:
-    state = new_game()
-    state.negative_totals = [-300, -420, -260, -320]
-    state.positive_totals = [350, 300, 325, 325]
-    state.to_act = -1
-    outcome = state.outcome()
+    position = KingPosition(
+        hands=deal({}),
+        negative_totals=(-300, -420, -260, -320),
+        positive_totals=(350, 300, 325, 325),
+    )
+    outcome = position.state().outcome()
     assert outcome.scores == (50, -120, 65, 5)
     assert sum(outcome.scores) == 0
     assert outcome.ranks == (2, 4, 1, 3)
 
 
 def test_equal_balances_share_a_rank() -> None:
-    state = new_game()
-    state.negative_totals = [-300, -300, -400, -300]
-    state.positive_totals = [350, 350, 300, 300]
-    assert state.outcome().ranks == (1, 1, 4, 3)
+    position = KingPosition(
+        hands=deal({}),
+        negative_totals=(-300, -300, -400, -300),
+        positive_totals=(350, 350, 300, 300),
+    )
+    assert position.state().outcome().ranks == (1, 1, 4, 3)
 
 
 # -- other rules ----------------------------------------------------------------------------------
@@ -397,15 +434,14 @@ def test_negative_penalties(contract: int, taken: list[str], tricks: int, points
 
 
 def test_hearts_lead_restricted_in_hand_2_but_discard_free() -> None:
-    state = rig_hand(new_game(), NO_HEARTS, dealer=0, fixed={})
-    state.hands[0] = mask(["2H", "AH", "3C"])
+    only_hearts = {CLUBS, DIAMONDS, SPADES}
+    state = rig_hand(NO_HEARTS, 0, fixed={0: ["2H", "AH", "3C"]}, voids={0: only_hearts})
     assert state.legal_actions() == (C("3C"),)
-    state.hands[0] = mask(["2H", "AH"])
-    assert state.legal_actions() == (C("2H"), C("AH"))
-    state.hands[1] = mask(["2S", "AH", "3D"])
-    set_trick(state, [C("4C")])
-    state.to_act = 1
-    assert state.legal_actions() == tuple(sorted((C("2S"), C("AH"), C("3D"))))
+    state = rig_hand(NO_HEARTS, 0, fixed={0: ALL_HEARTS})
+    assert state.legal_actions() == held(state, 0)
+    state = rig_hand(NO_HEARTS, 0, fixed={1: ["2S", "AH", "3D"]}, voids={1: {CLUBS}}, trick=["4C"])
+    assert state.current_seat() == 1
+    assert state.legal_actions() == held(state, 1)  # void in clubs: any card, hearts too
 
 
 @pytest.mark.parametrize(
@@ -422,26 +458,34 @@ def test_trick_winner(cards: list[str], trump_suit: int, winner: int) -> None:
     assert trick_winner([C(c) for c in cards], trump_suit) == winner
 
 
+NO_SALE_SPADES = ((1, PASS), (2, PASS), (3, PASS), (0, TRUMP_BASE + SPADES))
+"""A positive hand's auction, dealer 0: nobody offers, the dealer names spades."""
+
+
 def test_positive_void_player_need_not_trump_and_trumps_may_be_led() -> None:
-    state = positive_hand(dealer=0)
-    for action in (PASS, PASS, PASS, trump(SPADES)):
-        state.apply(action)
-    state.hands[0] = mask(["2S", "3C"])
-    assert state.legal_actions() == (C("3C"), C("2S"))
-    state.hands[1] = mask(["2S", "3D"])
-    set_trick(state, [C("4C")])
-    state.to_act = 1
-    assert state.legal_actions() == (C("3D"), C("2S"))
+    state = rig_hand(POSITIVE, 0, fixed={0: ["2S", "3C"]}, calls=NO_SALE_SPADES)
+    assert state.trump == SPADES and state.legal_actions() == held(state, 0)
+    state = rig_hand(
+        POSITIVE,
+        0,
+        fixed={1: ["2S", "3D"]},
+        voids={1: {CLUBS}},
+        trick=["4C"],
+        calls=NO_SALE_SPADES,
+    )
+    assert state.current_seat() == 1
+    assert state.legal_actions() == held(state, 1)  # neither a duty to trump nor not to
 
 
 def test_trump_lead_restricted_option() -> None:
-    state = positive_hand(dealer=0, trump_lead_restricted=True)
-    for action in (PASS, PASS, PASS, trump(SPADES)):
-        state.apply(action)
-    state.hands[0] = mask(["2S", "3C"])
-    assert state.legal_actions() == (C("3C"),)
-    state.hands[0] = mask(["2S", "AS"])
-    assert state.legal_actions() == (C("2S"), C("AS"))
+    restricted = {"trump_lead_restricted": True}
+    state = rig_hand(POSITIVE, 0, fixed={0: ["2S", "3C"]}, calls=NO_SALE_SPADES, options=restricted)
+    hand = held(state, 0)
+    assert C("3C") in state.legal_actions()
+    assert state.legal_actions() == tuple(card for card in hand if card // 13 != SPADES)
+    all_spades = [StandardDeck.name(card) for card in range(39, 52)]
+    state = rig_hand(POSITIVE, 0, fixed={0: all_spades}, calls=NO_SALE_SPADES, options=restricted)
+    assert state.legal_actions() == held(state, 0)
 
 
 def test_simplified_auction() -> None:
@@ -478,11 +522,11 @@ def test_stop_when_penalties_exhausted_gives_the_same_scores() -> None:
 
 def test_hand_5_stops_early_when_the_king_of_hearts_is_taken() -> None:
     state = rig_hand(
-        new_game(stop_when_penalties_exhausted=True),
         NO_KING_OF_HEARTS,
         dealer=1,
         fixed={1: ["2D"], 2: ["KH"], 3: ["AD"], 0: ["3D"]},
         voids={2: {DIAMONDS}},
+        options={"stop_when_penalties_exhausted": True},
     )
     play(state, "2D", "KH", "AD", "3D")
     assert state.hand_number == 6
@@ -555,7 +599,7 @@ def test_apply_accepts_exactly_the_legal_actions(options: dict[str, object]) -> 
             legal = state.legal_actions()
             for action in range(-1, NUM_ACTIONS + 1):
                 if action in legal:
-                    copy.deepcopy(state).apply(action)
+                    state.copy().apply(action)
                 else:
                     with pytest.raises(IllegalActionError):
                         state.apply(action)

@@ -14,6 +14,8 @@ import pytest
 
 from referee.games.api import InvalidPositionError, State
 from referee.games.entry import GameEntry, Position
+from referee.games.king import ACCEPT, KingPosition
+from referee.games.king import PASS as KING_PASS
 from referee.games.klaberjass import PASS, KlaberjassPosition
 from referee.games.mau_mau import MauMauPosition
 from referee.games.oh_hell import OhHellPosition
@@ -21,6 +23,8 @@ from referee.games.pinochle import PinochlePosition
 from referee.games.registry import GAMES, make_game
 
 WITH_POSITIONS = [entry for entry in GAMES if entry.position_of is not None]
+BY_SUIT = tuple(tuple(range(13 * suit, 13 * suit + 13)) for suit in range(4))
+"""Four hands of one suit each (clubs to seat 0 … spades to seat 3)."""
 
 
 @pytest.mark.parametrize("entry", WITH_POSITIONS, ids=lambda entry: entry.name)
@@ -136,6 +140,19 @@ _SECOND_HALF = tuple(range(24, 47))
             "meld turn",
         ),
         (PinochlePosition(hands=(_FIRST_HALF, _SECOND_HALF), turn_up=47, to_act=2), "not a seat"),
+        (KingPosition(hands=(BY_SUIT[0], *BY_SUIT[:3])), "exactly once"),
+        (KingPosition(hands=(BY_SUIT[0] + (13,), BY_SUIT[1][1:], *BY_SUIT[2:])), "14 cards"),
+        (KingPosition(hands=BY_SUIT, hand_number=11), "not one of"),
+        (KingPosition(hands=BY_SUIT, hand_number=7, calls=((0, KING_PASS),)), "may not call"),
+        (KingPosition(hands=BY_SUIT, hand_number=7, calls=((1, ACCEPT),)), "illegal call"),
+        (KingPosition(hands=BY_SUIT, calls=((1, KING_PASS),)), "may not call"),  # a negative hand
+        (
+            KingPosition(
+                hands=tuple(hand[1:] for hand in BY_SUIT),
+                completed_tricks=((0, (0, 13, 26, 39), 2),),  # the 2♣ led and took it
+            ),
+            "leader or winner",
+        ),
     ],
 )
 def test_impossible_positions_are_refused(position: Position, complaint: str) -> None:

@@ -2,11 +2,11 @@
 
 A world deals the unseen cards to the other seats (by the cards each still holds, never a suit a
 seat has shown void in, nor anything but hearts/trumps to a seat that led them under a lead
-restriction), starts the hand with the engine's own ``_start_hand`` on the full original hands,
-fixes trumps as the auction settled them, and replays the hand's tricks with the lead rules
-relaxed (they were checked when the moves were made). The hand is made the game's last, so the
-playout stops when it is scored; the result is the seat's points for the hand (King's hands are
-constant-sum, so that is also the margin over the others).
+restriction) and is the engine's state at the observed ``KingPosition``: the hand, its dealer,
+the auction's calls (trumps named by the buyer, else the dealer) and its tricks so far, which
+the position replays through the rules. The playout stops when the hand is scored; the result is
+the seat's points for the hand (King's hands are constant-sum, so that is also the margin over
+the others).
 
 Playout policy: in negative hands duck with the highest card that loses, dump penalty cards and
 high cards when void, lead low; in positive hands win with the cheapest winning card when last
@@ -23,14 +23,20 @@ from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import king_pb2, options_pb2
 from referee.codec.common import options_from_wire
 from referee.games.api import Game, State
-from referee.games.king.rules import (
+from referee.games.king import (
+    ACCEPT,
     HEARTS,
+    MATCH_BASE,
     NO_HEARTS,
     NO_KING_OF_HEARTS,
-    NUM_HANDS,
+    OFFER_BASE,
+    OPT_OUT,
+    PASS,
     PENALTY_CARDS,
-    PHASE_PLAY,
     POSITIVE,
+    REFUSE,
+    TRUMP_BASE,
+    KingPosition,
     KingState,
 )
 from referee.games.registry import game_from_settings
@@ -91,28 +97,46 @@ def _lead_restriction(request: bot_service_pb2.ChooseActionRequest) -> int:
 def build_state(request: bot_service_pb2.ChooseActionRequest, hands: list[list[int]]) -> KingState:
     """The engine state of the observed card play if the seats held ``hands`` (still unplayed)."""
     obs = request.observation.king
-    state = _game(request.settings.SerializeToString(deterministic=True)).new_state(0)
-    assert isinstance(state, KingState)
-    tricks = [*obs.completed_tricks, obs.current_trick]
-    full = [sum(1 << card for card in hand) for hand in hands]
-    for trick in tricks:
-        for offset, card in enumerate(trick.cards):
-            full[(trick.leader + offset) % SEATS] |= 1 << card_id(card)
-    state.hand_number = NUM_HANDS  # the last hand: the playout ends when it is scored
-    state.contract = int(obs.contract)
-    state.dealer = obs.dealer
-    state._start_hand(full)
-    state.phase = PHASE_PLAY
-    state.to_act = state.trick_leader = obs.dealer
-    if obs.contract == POSITIVE:
-        state.trump = int(obs.trump) - 1
-    kh_rule, restriction = state.kh_rule, _lead_restriction(request)
-    state.kh_rule, state.lead_restriction = False, -1
-    for trick in tricks:
-        for card in trick.cards:
-            state.apply(card_id(card))
-    state.kh_rule, state.lead_restriction = kh_rule, restriction
-    return state
+    tricks = [
+        (trick.leader, tuple(card_id(card) for card in trick.cards), trick.winner)
+        for trick in obs.completed_tricks
+    ]
+    position = KingPosition(
+        hands=tuple(tuple(hand) for hand in hands),
+        hand_number=obs.hand_number,
+        dealer=obs.dealer,
+        calls=_calls(obs) if obs.contract == POSITIVE else (),
+        completed_tricks=tuple(tricks),
+        current_trick=tuple(card_id(card) for card in obs.current_trick.cards),
+        options=_game(request.settings.SerializeToString(deterministic=True)).options,
+    )
+    return position.state()
+
+
+_ANSWERS = {
+    king_pb2.KING_ANSWER_ACCEPT: ACCEPT,
+    king_pb2.KING_ANSWER_REFUSE: REFUSE,
+    king_pb2.KING_ANSWER_OPT_OUT: OPT_OUT,
+}
+
+
+def _calls(obs: king_pb2.KingObservation) -> tuple[tuple[int, int], ...]:
+    """The auction's calls as engine actions, then the naming of trumps (not a call on the
+    wire): by the buyer, or by the dealer when nobody bought."""
+    calls = []
+    for call in obs.auction.calls:
+        if call.WhichOneof("call") == "answer":
+            action = _ANSWERS[call.answer]
+        elif call.bid.kind == king_pb2.KING_BID_KIND_PASS:
+            action = PASS
+        elif call.bid.kind == king_pb2.KING_BID_KIND_MATCH:
+            action = MATCH_BASE + call.bid.tricks
+        else:
+            action = OFFER_BASE + call.bid.tricks
+        calls.append((call.seat, action))
+    namer = obs.auction.buyer if obs.auction.HasField("buyer") else obs.dealer
+    calls.append((namer, TRUMP_BASE + int(obs.trump) - 1))
+    return tuple(calls)
 
 
 def _beats(card: int, winner: int, trump: int) -> bool:
@@ -163,7 +187,8 @@ class KingAdapter:
 
     def playout(self, state: State, seat: int, rng: random.Random) -> float:
         assert isinstance(state, KingState)
-        while state.to_act >= 0:
+        hand = state.hand_number
+        while state.to_act >= 0 and state.hand_number == hand:
             legal = state.legal_actions()
             state.apply(policy_card(state, legal) if len(legal) > 1 else legal[0])
         return float(state.previous_hands[-1].points[seat])

@@ -16,8 +16,7 @@ from arena.web.frames.common import (
     trick_view,
 )
 from arena.web.frames.live_rules import LiveHand, LiveRules
-from referee.games.king import KingObservation
-from referee.games.king.rules import CONTRACT_NAMES, NUM_HANDS, NUM_TRICKS, POSITIVE
+from referee.games.king import CONTRACT_NAMES, NUM_HANDS, NUM_TRICKS, POSITIVE, KingObservation
 
 
 def _contract(number: int) -> str:

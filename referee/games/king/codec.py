@@ -22,10 +22,11 @@ from referee.codec.wire import (
     uint_field,
     varint,
 )
-from referee.games.king.rules import (
+from referee.games.king.view import (
     ACCEPT,
     MATCH_BASE,
     MAX_OFFER,
+    NUM_CARDS,
     NUM_SEATS,
     NUM_TRICKS,
     OFFER_BASE,
@@ -38,7 +39,7 @@ from referee.games.king.rules import (
     KingObservation,
 )
 
-_CARDS = tuple(standard_card(card) for card in range(52))
+_CARDS = tuple(standard_card(card) for card in range(NUM_CARDS))
 _ANSWERS = {
     ACCEPT: king_pb2.KING_ANSWER_ACCEPT,
     REFUSE: king_pb2.KING_ANSWER_REFUSE,
@@ -386,7 +387,7 @@ class KingCodec(GameCodec):
         return game_pb2.Observation(king=message)
 
     def _encode_action(self, action: int) -> game_pb2.Action:
-        if 0 <= action < 52:
+        if 0 <= action < NUM_CARDS:
             king = king_pb2.KingAction(play=_CARDS[action])
         elif action >= TRUMP_BASE:
             king = king_pb2.KingAction(trump=_suit(action - TRUMP_BASE))

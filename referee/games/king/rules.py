@@ -1,4 +1,4 @@
-"""King, the Brazilian four-player game of six negative and four positive hands .
+"""King, the Brazilian four-player game of six negative and four positive hands.
 
 Rules reference: docs/games/king.md (its decisions and options).
 
@@ -23,7 +23,8 @@ else; in hand 5 a player who holds the K♥ and cannot follow suit must play it.
 hands a void player may play any card (there is no duty to trump or overtrump).
 
 Before each positive hand the dealer (the "Beneficiado") may sell the right to name trumps in an
-auction whose offers are counted in tricks, following the state machine of §2.1 (D-KING-1):
+auction whose offers are counted in tricks, following the state machine of the docs page's
+auction section (D-KING-1):
 
 1. *round*: the three others speak once each, from the dealer's left: pass, or offer more than
    the best offer and at least the floor (initially 1);
@@ -39,10 +40,14 @@ auction whose offers are counted in tricks, following the state machine of §2.1
 The final balance of a seat is its positive column plus its (negative) negative column; the
 four balances sum to zero and the best balance wins; equal balances share a rank.
 
-Options (every D-KING decision of §6.1): ``auction`` ("full", or "simplified": one round, then
-the dealer accepts or names trumps, no matching and no opt-out), ``trump_lead_restricted``
-(no trump lead while holding another suit), ``stop_when_penalties_exhausted`` (a negative hand
-ends once its penalty cards are all taken; scores are unchanged).
+Options (every D-KING decision of the docs page): ``auction`` ("full", or "simplified": one
+round, then the dealer accepts or names trumps, no matching and no opt-out),
+``trump_lead_restricted`` (no trump lead while holding another suit),
+``stop_when_penalties_exhausted`` (a negative hand ends once its penalty cards are all taken;
+scores are unchanged).
+
+The package: the rules (this module), what a seat sees (``view``), positions as values
+(``positions``) and the wire form (``codec``).
 
 Actions (ints): ``0..51`` play that card (``StandardDeck`` ids); ``52`` pass; ``52 + k`` offer
 ``k`` tricks (k = 1..13); ``65 + k`` match an offer of ``k`` tricks "pela mão"; ``79`` accept;
@@ -54,8 +59,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
 
 from referee.games.api import (
     GameType,
@@ -66,34 +69,49 @@ from referee.games.api import (
     State,
     ranks_from_keys,
 )
-from referee.games.bits import suit_card_tables
 from referee.games.cards import Rank, StandardDeck, Suit
+from referee.games.king.view import (
+    ACCEPT,
+    DIAMONDS_SHIFT,
+    HEARTS_SHIFT,
+    MATCH_BASE,
+    MAX_OFFER,
+    NO_HEARTS,
+    NO_KING_OF_HEARTS,
+    NO_KINGS_OR_JACKS,
+    NO_LAST_TWO_TRICKS,
+    NO_QUEENS,
+    NO_TRICKS,
+    NUM_CARDS,
+    NUM_HANDS,
+    NUM_SEATS,
+    NUM_TRICKS,
+    OFFER_BASE,
+    OPT_OUT,
+    PASS,
+    PHASE_AUCTION,
+    PHASE_COMPETITION,
+    PHASE_DECISION,
+    PHASE_PLAY,
+    PHASE_TRUMP,
+    POSITIVE,
+    REFUSE,
+    SPADES_SHIFT,
+    SUIT_BITS,
+    SUIT_CARDS,
+    SUIT_SIZE,
+    TRUMP_BASE,
+    AuctionCache,
+    HandResult,
+    Trick,
+    TrickCache,
+    cards_of,
+    observe,
+)
 
-NUM_SEATS = 4
-NUM_TRICKS = 13
-NUM_HANDS = 10
 NUM_NEGATIVE_HANDS = 6
 
-# -- contracts ------------------------------------------------------------------------------------
-
-NO_TRICKS = 1
-NO_HEARTS = 2
-NO_KINGS_OR_JACKS = 3
-NO_QUEENS = 4
-NO_KING_OF_HEARTS = 5
-NO_LAST_TWO_TRICKS = 6
-POSITIVE = 7
-"""Contract numbers (they match the wire's ``KingContract``); hand ``h`` plays ``min(h, 7)``."""
-
-CONTRACT_NAMES = {
-    NO_TRICKS: "no tricks",
-    NO_HEARTS: "no hearts",
-    NO_KINGS_OR_JACKS: "no kings or jacks",
-    NO_QUEENS: "no queens",
-    NO_KING_OF_HEARTS: "no king of hearts",
-    NO_LAST_TWO_TRICKS: "not the last two tricks",
-    POSITIVE: "positive",
-}
+# -- scoring --------------------------------------------------------------------------------------
 
 TRICK_PENALTY = 20
 HEART_PENALTY = 20
@@ -120,15 +138,18 @@ POSITIVE_HAND_TOTAL = NUM_TRICKS * POSITIVE_TRICK  # 325; four hands make 1,300
 HEARTS = Suit.HEARTS - 1
 """Suit index (``card // 13``) of hearts."""
 
-_SUIT_MASK = tuple(0x1FFF << (13 * s) for s in range(4))
-HEARTS_MASK = _SUIT_MASK[HEARTS]
+SUIT_MASKS = tuple(SUIT_BITS << (SUIT_SIZE * suit) for suit in range(4))
+"""A hand's cards of each suit (by suit index)."""
+HEARTS_MASK = SUIT_MASKS[HEARTS]
 KING_OF_HEARTS = StandardDeck.card(Suit.HEARTS, Rank.KING)
 KING_OF_HEARTS_BIT = 1 << KING_OF_HEARTS
 KINGS_AND_JACKS_MASK = sum(
     1 << StandardDeck.card(suit, rank) for suit in Suit for rank in (Rank.KING, Rank.JACK)
 )
 QUEENS_MASK = sum(1 << StandardDeck.card(suit, Rank.QUEEN) for suit in Suit)
-FULL_DECK_MASK = (1 << 52) - 1
+FULL_DECK_MASK = (1 << NUM_CARDS) - 1
+NO_SUIT = -1
+"""``trump`` and ``lead_restriction`` when there is none."""
 
 PENALTY_CARDS = {
     NO_HEARTS: HEARTS_MASK,
@@ -146,34 +167,6 @@ CARD_PENALTY = {
 }
 """Points lost per card of ``PENALTY_CARDS`` taken, for the contracts scored by cards."""
 
-# -- actions --------------------------------------------------------------------------------------
-
-PASS = 52
-OFFER_BASE = 52
-"""Action ``OFFER_BASE + k`` offers ``k`` tricks (1..13) for the right to name trumps."""
-MATCH_BASE = 65
-"""Action ``MATCH_BASE + k`` matches the best offer of ``k`` tricks "pela mão"."""
-ACCEPT = 79
-REFUSE = 80
-OPT_OUT = 81
-TRUMP_BASE = 82
-"""Action ``TRUMP_BASE + s`` names suit index ``s`` (``card // 13``) as trumps."""
-MAX_OFFER = 13
-NUM_ACTIONS = TRUMP_BASE + 4
-
-# -- phases (numbers match the wire's ``KingPhase``) ---------------------------------------------
-
-PHASE_AUCTION = 1
-"""The three bidders speak once each, from the dealer's left."""
-PHASE_DECISION = 2
-"""The dealer answers the best offer: accept, refuse (or opt out)."""
-PHASE_COMPETITION = 3
-"""After an acceptance: the bidders outbid or match until two pass in a row."""
-PHASE_TRUMP = 4
-"""The dealer (no sale) or the buyer names trumps; the dealer may also opt out if allowed."""
-PHASE_PLAY = 5
-"""Tricks are played."""
-
 AUCTION_STYLES = ("full", "simplified")
 
 KING = GameType(
@@ -186,10 +179,10 @@ KING = GameType(
         OptionSpec(
             "auction",
             "full",
-            "D-KING-1. full = the auction state machine of §2.1 (rounds of offers, the dealer"
-            " accepts or refuses, matching 'pela mão', opt-out 4/3/3/3 when no offer above one"
-            " trick was made); simplified = one round of rising offers, then the dealer accepts"
-            " the best one or names trumps himself (no matching, no opt-out).",
+            "D-KING-1. full = the auction state machine of docs/games/king.md (rounds of offers,"
+            " the dealer accepts or refuses, matching 'pela mão', opt-out 4/3/3/3 when no offer"
+            " above one trick was made); simplified = one round of rising offers, then the dealer"
+            " accepts the best one or names trumps himself (no matching, no opt-out).",
             choices=AUCTION_STYLES,
         ),
         OptionSpec(
@@ -207,27 +200,7 @@ KING = GameType(
     ),
 )
 
-# -- card tables ----------------------------------------------------------------------------------
-
-
-_SUIT_CARDS = suit_card_tables(4, 13)
-_CLUBS, _DIAMONDS, _HEARTS, _SPADES = _SUIT_CARDS
-_ALL_CARDS = frozenset(range(StandardDeck.SIZE))
-_BITS = tuple(1 << card for card in range(StandardDeck.SIZE))
-_PASS_ONLY = (PASS,)
-_KING_OF_HEARTS_ONLY = (KING_OF_HEARTS,)
-_TRUMPS = tuple(TRUMP_BASE + s for s in range(4))
-_TRUMPS_OR_OPT_OUT = (*_TRUMPS, OPT_OUT)
-
-
-def cards_of(mask: int) -> tuple[int, ...]:
-    """The card ids in a bitmask, ascending (suit by suit)."""
-    return (
-        _CLUBS[mask & 0x1FFF]
-        + _DIAMONDS[(mask >> 13) & 0x1FFF]
-        + _HEARTS[(mask >> 26) & 0x1FFF]
-        + _SPADES[(mask >> 39) & 0x1FFF]
-    )
+# -- cards and tricks -----------------------------------------------------------------------------
 
 
 def contract_of_hand(hand_number: int) -> int:
@@ -235,15 +208,19 @@ def contract_of_hand(hand_number: int) -> int:
     return min(hand_number, POSITIVE)
 
 
-def trick_winner(cards: Sequence[int], trump_suit: int = -1) -> int:
-    """Index in ``cards`` (play order) of the card that takes the trick; ``-1`` = no trumps."""
+def beats(card: int, best: int, trump_suit: int = NO_SUIT) -> bool:
+    """Whether ``card`` takes the trick from ``best``, the card winning it so far: a higher card
+    of the same suit, or a trump over a card of another suit."""
+    suit, best_suit = card // SUIT_SIZE, best // SUIT_SIZE
+    return (suit == best_suit and card > best) or (suit == trump_suit and best_suit != trump_suit)
+
+
+def trick_winner(cards: Sequence[int], trump_suit: int = NO_SUIT) -> int:
+    """Index in ``cards`` (play order) of the card that takes the trick."""
     best = 0
-    win = cards[0]
     for index in range(1, len(cards)):
-        card = cards[index]
-        suit, win_suit = card // 13, win // 13
-        if (suit == win_suit and card > win) or (suit == trump_suit and win_suit != trump_suit):
-            best, win = index, card
+        if beats(cards[index], cards[best], trump_suit):
+            best = index
     return best
 
 
@@ -282,113 +259,56 @@ def priority(seat: int, dealer: int) -> int:
     return (seat - dealer) % NUM_SEATS
 
 
-# -- views ----------------------------------------------------------------------------------------
+# -- tables for the hot path, built from the functions above --------------------------------------
 
+_CLUBS, _DIAMONDS, _HEARTS, _SPADES = SUIT_CARDS
+_ALL_CARDS = frozenset(range(NUM_CARDS))
+_BITS = tuple(1 << card for card in range(NUM_CARDS))
+"""``_BITS[card]``: the card's bit in a hand mask."""
+_BEATERS = tuple(
+    tuple(
+        sum(_BITS[card] for card in range(NUM_CARDS) if beats(card, best, trump_suit))
+        for best in range(NUM_CARDS)
+    )
+    for trump_suit in (0, 1, 2, 3, NO_SUIT)
+)
+"""``_BEATERS[trump][best]``: the cards that ``beats`` ``best`` under those trumps, as a mask.
+No trumps (``NO_SUIT``, -1) is the last entry, so indexing by the trump suit finds it; a hand
+keeps its row as ``KingState.beaters``."""
+_PASS_ONLY = (PASS,)
+_TRUMPS = tuple(TRUMP_BASE + s for s in range(4))
+_TRUMPS_OR_OPT_OUT = (*_TRUMPS, OPT_OUT)
 
-class AuctionView(NamedTuple):
-    """The public state of a positive hand's auction."""
-
-    calls: tuple[tuple[int, int], ...]
-    """Every call so far as (seat, action): passes, offers, matches and the dealer's answers."""
-    best_offer: int
-    """The best standing offer in tricks; 0 when there is none."""
-    best_bidder: int
-    """Who made it; -1 when there is none."""
-    minimum_offer: int
-    """The smallest offer allowed after the dealer's refusals (1 until he refuses)."""
-    highest_offer: int
-    """The highest offer made at any point; opting out needs it to be at most 1."""
-    accepted: bool
-    """Whether the dealer has accepted (the competition between bidders is on or done)."""
-    buyer: int
-    """The seat that bought the right to name trumps; -1 while unsold or when the dealer plays."""
-    price: int
-    """The buyer's price in tricks (0 when there is no buyer)."""
-
-
-@dataclass(frozen=True)
-class HandResult:
-    """How one finished hand went for every seat."""
-
-    hand_number: int
-    contract: int
-    dealer: int
-    trump: int
-    """Suit index of trumps; -1 in negative hands and when the dealer opted out."""
-    buyer: int
-    price: int
-    opted_out: bool
-    tricks: tuple[int, ...]
-    points: tuple[int, ...]
-
-
-class KingObservation(NamedTuple):
-    """What one seat sees: its own hand and everything public, never another hand."""
-
-    seat: int
-    hand_number: int
-    contract: int
-    dealer: int
-    phase: int
-    trump: int
-    hand: tuple[int, ...]
-    cards_in_hand: tuple[int, ...]
-    tricks_won: tuple[int, ...]
-    hand_points: tuple[int, ...]
-    negative_totals: tuple[int, ...]
-    positive_totals: tuple[int, ...]
-    auction: AuctionView | None
-    trick_leader: int
-    current_trick: tuple[int, ...]
-    completed_tricks: tuple[tuple[int, tuple[int, ...], int], ...]
-    previous_hands: tuple[HandResult, ...]
+_SHUFFLE_STEPS = tuple((i, (i + 1).bit_length()) for i in reversed(range(1, NUM_CARDS)))
+"""``(i, bits)`` per step of ``Random.shuffle`` on the pack: swap ``i`` with
+``_randbelow(i + 1)``, which draws ``getrandbits(bits)`` until the value is at most ``i``."""
 
 
 # -- the state ------------------------------------------------------------------------------------
 
 
-_SHUFFLE_STEPS = tuple((i, (i + 1).bit_length()) for i in reversed(range(1, 52)))
-"""``(i, bits)`` per step of ``Random.shuffle`` on the pack: swap ``i`` with
-``_randbelow(i + 1)``, which draws ``getrandbits(bits)`` until the value is at most ``i``."""
-
-
-_FinishedTrick = tuple[int, tuple[int, ...], int]
-"""(leader, cards in play order, winner)."""
-_TrickBlock = tuple[
-    tuple[int, ...],
-    tuple[int, ...],
-    tuple[int, ...],
-    tuple[int, ...],
-    tuple[_FinishedTrick, ...],
-    tuple[HandResult, ...],
-]
-"""Tricks won, hand points, negative and positive totals, finished tricks, finished hands."""
-_BlockCache = tuple[list[_FinishedTrick], int, int, _TrickBlock]
-"""The finished tricks' list and length and the number of finished hands it was built for."""
-_AuctionCache = tuple[list[tuple[int, int]], int, AuctionView]
-"""The list of calls and its length it was built for."""
-
-_new = tuple.__new__
-"""Builds a NamedTuple from a tuple of its fields in order, ~5x cheaper than keywords."""
-
-
 class KingState(State):
     """A whole game of King: ten hands, from the first deal to the final balances."""
 
-    _block_cache: _BlockCache | None = None
-    """``_trick_block`` for one list of finished tricks, its length and the hands finished."""
-    _auction_cache: _AuctionCache | None = None
-    """The auction's public view for one list of calls at one length."""
-
     game_type = KING
+
+    trick_changes = 0
+    """Bumped whenever a trick is taken or a hand starts or ends: what the view keeps its
+    tricks, points, totals and finished hands on."""
+    call_changes = 0
+    """Bumped at every call of an auction and at every new hand: what the view keeps its
+    ``AuctionView`` on."""
+    view_trick_cache: TrickCache | None = None
+    view_auction_cache: AuctionCache | None = None
+    """The view's (``view.observe``); the rules never read them."""
+
+    observe = observe
 
     def __init__(
         self, num_seats: int, options: Mapping[str, OptionValue], rng: random.Random
     ) -> None:
         super().__init__(num_seats, options, rng)
-        self.full_auction = options["auction"] == "full"
-        self.trump_lead_restricted = bool(options["trump_lead_restricted"])
-        self.stop_early = bool(options["stop_when_penalties_exhausted"])
+        self._configure(options)
         self.first_dealer = rng.randrange(NUM_SEATS)
         self.negative_totals = [0] * NUM_SEATS
         self.positive_totals = [0] * NUM_SEATS
@@ -396,13 +316,19 @@ class KingState(State):
         self.hand_number = 0
         self._deal_next_hand()
 
+    def _configure(self, options: Mapping[str, OptionValue]) -> None:
+        """What the options fix for the whole game (``positions`` builds states with it)."""
+        self.full_auction = options["auction"] == "full"
+        self.trump_lead_restricted = bool(options["trump_lead_restricted"])
+        self.stop_early = bool(options["stop_when_penalties_exhausted"])
+
     # -- dealing ----------------------------------------------------------------------------------
 
     def _deal_next_hand(self) -> None:
         self.hand_number += 1
         self.contract = contract_of_hand(self.hand_number)
         self.dealer = dealer = (self.first_dealer + self.hand_number - 1) % NUM_SEATS
-        deck = list(range(52))
+        deck = list(range(NUM_CARDS))
         # rng.shuffle(deck), inlined: the same getrandbits draws, the same deck, ~2x cheaper.
         getrandbits = self.rng.getrandbits
         for i, bits in _SHUFFLE_STEPS:
@@ -426,16 +352,16 @@ class KingState(State):
         self.taken = [0] * NUM_SEATS
         self.tricks_won = [0] * NUM_SEATS
         self.trick: list[int] = []
-        self.trick_mask = 0
         self.win_card = -1
         self.win_seat = -1
-        self.led_suit = -1
+        self.led_suit = NO_SUIT
         self.played_mask = 0
-        self.completed_tricks: list[tuple[int, tuple[int, ...], int]] = []
+        self.completed_tricks: list[Trick] = []
         self.trick_leader = dealer
-        self.trump = -1
+        self.trump = NO_SUIT
+        self.beaters = _BEATERS[NO_SUIT]
         self.kh_rule = contract == NO_KING_OF_HEARTS
-        self.lead_restriction = HEARTS if contract in (NO_HEARTS, NO_KING_OF_HEARTS) else -1
+        self.lead_restriction = HEARTS if contract in (NO_HEARTS, NO_KING_OF_HEARTS) else NO_SUIT
         self.penalty_mask = PENALTY_CARDS.get(contract, 0) if self.stop_early else 0
         # auction
         self.calls: list[tuple[int, int]] = []
@@ -447,6 +373,8 @@ class KingState(State):
         self.buyer = -1
         self.price = 0
         self.passes_in_a_row = 0
+        self.trick_changes += 1
+        self.call_changes += 1
         if contract == POSITIVE:
             self.phase = PHASE_AUCTION
             self.to_act = (dealer + 1) % NUM_SEATS
@@ -459,35 +387,52 @@ class KingState(State):
     def current_seat(self) -> int:
         return self.to_act
 
+    def is_terminal(self) -> bool:
+        return self.to_act < 0  # as ``State.is_terminal``, a call cheaper: asked every decision
+
     def legal_actions(self) -> Sequence[int]:
         seat = self.to_act
         if seat < 0:
             return ()
         if self.phase != PHASE_PLAY:
-            return self._legal_auction_actions(seat)
+            return self._legal_calls(seat)
         hand = self.hands[seat]
         if self.trick:
             led = self.led_suit
-            follow = (hand >> (13 * led)) & 0x1FFF
+            follow = hand >> SUIT_SIZE * led & SUIT_BITS
+            if follow:  # the led suit, straight from its table
+                return SUIT_CARDS[led][follow]
+        elif self.lead_restriction == NO_SUIT:  # a free lead: the whole hand, as cards_of(hand)
+            return (
+                _CLUBS[hand & SUIT_BITS]
+                + _DIAMONDS[hand >> DIAMONDS_SHIFT & SUIT_BITS]
+                + _HEARTS[hand >> HEARTS_SHIFT & SUIT_BITS]
+                + _SPADES[hand >> SPADES_SHIFT]
+            )
+        return cards_of(self._playable(hand))
+
+    def _playable(self, hand: int) -> int:
+        """The cards of ``hand`` the seat to act may play now, as a mask: the led suit if it
+        holds any; else, in hand 5, the K♥; a lead of the restricted suit (hearts in hands 2 and
+        5, trumps with ``trump_lead_restricted``) only with nothing else."""
+        if self.trick:
+            follow = hand & SUIT_MASKS[self.led_suit]
             if follow:
-                return _SUIT_CARDS[led][follow]
+                return follow
             if self.kh_rule and hand & KING_OF_HEARTS_BIT:
-                return _KING_OF_HEARTS_ONLY
-        elif self.lead_restriction >= 0:
-            others = hand & ~_SUIT_MASK[self.lead_restriction]
-            if others:
-                hand = others
-        return (
-            _CLUBS[hand & 0x1FFF]
-            + _DIAMONDS[(hand >> 13) & 0x1FFF]
-            + _HEARTS[(hand >> 26) & 0x1FFF]
-            + _SPADES[(hand >> 39) & 0x1FFF]
-        )
+                return KING_OF_HEARTS_BIT
+            return hand
+        restriction = self.lead_restriction
+        if restriction != NO_SUIT and hand & ~SUIT_MASKS[restriction]:
+            return hand & ~SUIT_MASKS[restriction]
+        return hand
 
     def _why_illegal(self, seat: int, card: int) -> str:
         name = StandardDeck.name(card)
+        if not self.hands[seat] & _BITS[card]:
+            return f"seat {seat} does not hold {name}"
         if self.trick:
-            if self.hands[seat] & _SUIT_MASK[self.led_suit]:
+            if self.hands[seat] & SUIT_MASKS[self.led_suit]:
                 return f"seat {seat} must follow suit, not play {name}"
             return f"seat {seat} must play the KH at the first chance, not {name}"
         return f"seat {seat} may not lead {name} while holding another suit"
@@ -495,7 +440,7 @@ class KingState(State):
     def _may_opt_out(self) -> bool:
         return self.full_auction and self.highest_offer <= 1
 
-    def _legal_auction_actions(self, seat: int) -> tuple[int, ...]:
+    def _legal_calls(self, seat: int) -> tuple[int, ...]:
         phase = self.phase
         if phase == PHASE_TRUMP:
             if seat == self.dealer and self.buyer < 0 and self._may_opt_out():
@@ -525,65 +470,59 @@ class KingState(State):
         if seat < 0:
             raise IllegalActionError("the game is over")
         if self.phase != PHASE_PLAY:
-            if action not in self._legal_auction_actions(seat):
+            if action not in self._legal_calls(seat):
                 raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
-            self._apply_auction(seat, action)
+            self._apply_call(seat, action)
             return
-        if not 0 <= action < 52:
+        if not 0 <= action < NUM_CARDS:
             raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
-        bit = _BITS[action]
         hand = self.hands[seat]
-        trick = self.trick
-        if not hand & bit:
-            raise IllegalActionError(f"seat {seat} does not hold {StandardDeck.name(action)}")
-        if trick:
-            led_mask = _SUIT_MASK[self.led_suit]
-            if not bit & led_mask and (
-                hand & led_mask
-                or (self.kh_rule and hand & KING_OF_HEARTS_BIT and action != KING_OF_HEARTS)
-            ):
-                raise IllegalActionError(self._why_illegal(seat, action))
-        elif (
-            self.lead_restriction >= 0
-            and bit & _SUIT_MASK[self.lead_restriction]
-            and hand & ~_SUIT_MASK[self.lead_restriction]
-        ):
+        bit = _BITS[action]
+        # Following suit and a free lead need no more than holding the card; else ``_playable``.
+        free = bit & SUIT_MASKS[self.led_suit] if self.trick else self.lead_restriction == NO_SUIT
+        if not hand & bit or (not free and not self._playable(hand) & bit):
             raise IllegalActionError(self._why_illegal(seat, action))
+        # The card goes to the trick (kept in this one frame: it runs at every card).
         self.hands[seat] = hand ^ bit
         self.hand_sizes[seat] -= 1
-        self.trick_mask |= bit
+        trick = self.trick
         trick.append(action)
-        if len(trick) == 1:
+        played = len(trick)
+        if played == 1:
             self.win_card, self.win_seat = action, seat
-            self.led_suit = action // 13
-        else:
-            win = self.win_card
-            suit, win_suit = action // 13, win // 13
-            if (suit == win_suit and action > win) or (
-                suit == self.trump and win_suit != self.trump
-            ):
-                self.win_card, self.win_seat = action, seat
-        if len(trick) < NUM_SEATS:
+            self.led_suit = action // SUIT_SIZE
+        elif self.beaters[self.win_card] & bit:
+            self.win_card, self.win_seat = action, seat
+        if played < NUM_SEATS:
             self.to_act = (seat + 1) % NUM_SEATS
-            return
-        winner = self.win_seat
-        self.taken[winner] |= self.trick_mask
-        self.played_mask |= self.trick_mask
+        else:
+            self._take_trick()
+
+    def _take_trick(self) -> None:
+        """The trick's winner takes its cards and leads next; the last trick scores the hand."""
+        winner, trick = self.win_seat, self.trick
+        first, second, third, fourth = trick
+        cards = _BITS[first] | _BITS[second] | _BITS[third] | _BITS[fourth]
+        self.taken[winner] |= cards
+        self.played_mask |= cards
         self.tricks_won[winner] += 1
         self.completed_tricks.append((self.trick_leader, tuple(trick), winner))
+        self.trick_changes += 1
         self.trick = []
-        self.trick_mask = 0
         self.to_act = self.trick_leader = winner
+        penalty = self.penalty_mask  # 0 unless the hand may stop once its penalty cards are out
         if len(self.completed_tricks) == NUM_TRICKS or (
-            self.penalty_mask and self.played_mask & self.penalty_mask == self.penalty_mask
+            penalty and self.played_mask & penalty == penalty
         ):
             self._score_hand()
 
-    def _apply_auction(self, seat: int, action: int) -> None:
+    def _apply_call(self, seat: int, action: int) -> None:
         self.calls.append((seat, action))
+        self.call_changes += 1
         dealer = self.dealer
         if action >= TRUMP_BASE:
             self.trump = action - TRUMP_BASE
+            self.beaters = _BEATERS[self.trump]
             if self.trump_lead_restricted:
                 self.lead_restriction = self.trump
             self.phase = PHASE_PLAY
@@ -617,7 +556,7 @@ class KingState(State):
             self.best_offer, self.best_bidder = amount, seat
             self.highest_offer = max(self.highest_offer, amount)
         if self.phase == PHASE_AUCTION:
-            if (seat - dealer) % NUM_SEATS < NUM_SEATS - 1:
+            if priority(seat, dealer) < NUM_SEATS - 1:
                 self.to_act = (seat + 1) % NUM_SEATS
             elif self.best_offer:
                 self.phase = PHASE_DECISION
@@ -664,7 +603,7 @@ class KingState(State):
         if contract == NO_TRICKS:
             return tuple([-TRICK_PENALTY * tricks for tricks in self.tricks_won])
         tricks = self.completed_tricks
-        last_two = [winner for _, _, winner in tricks[11:13]]
+        last_two = [winner for _, _, winner in tricks[NUM_TRICKS - 2 : NUM_TRICKS]]
         return tuple(
             negative_points(
                 self.contract,
@@ -693,6 +632,7 @@ class KingState(State):
                 points=points,
             )
         )
+        self.trick_changes += 1
         if self.hand_number < NUM_HANDS:
             self._deal_next_hand()
         else:
@@ -716,113 +656,9 @@ class KingState(State):
 
     def hand_points_so_far(self) -> tuple[int, ...]:
         """Each seat's points in the current hand from the tricks played so far (no payment)."""
-        return self._trick_block()[1]
-
-    def _trick_block(self) -> _TrickBlock:
-        """What changes only when a trick is taken or a hand ends, as tuples shared until then."""
-        tricks = self.completed_tricks
-        cached = self._block_cache
-        if (
-            cached is None
-            or cached[0] is not tricks
-            or cached[1] != len(tricks)
-            or cached[2] != len(self.previous_hands)
-        ):
-            cached = self._refresh_block_cache()
-        return cached[3]
-
-    def _refresh_block_cache(self) -> _BlockCache:
-        """Rebuild ``_block_cache``: ``observe`` reuses it at every decision until it is stale.
-
-        It is keyed on the very list of finished tricks (a new hand, or a search bot's
-        re-created state, brings a new list), its length and the number of finished hands (the
-        last hand ends without a new list).
-        """
-        tricks = self.completed_tricks
-        hands_done = len(self.previous_hands)
         if self.contract == POSITIVE:
-            points = tuple([POSITIVE_TRICK * t for t in self.tricks_won])
-        else:
-            points = self._negative_hand_points()
-        last = self._block_cache
-        if last is not None and last[0] is tricks and last[2] == hands_done:
-            _, _, negative, positive, _, previous = last[3]  # a trick taken: same hand
-        else:
-            negative = tuple(self.negative_totals)
-            positive = tuple(self.positive_totals)
-            previous = tuple(self.previous_hands)
-        block = (tuple(self.tricks_won), points, negative, positive, tuple(tricks), previous)
-        cached = self._block_cache = (tricks, len(tricks), hands_done, block)
-        return cached
-
-    def _refresh_auction_cache(self) -> _AuctionCache:
-        """Rebuild ``_auction_cache``, the auction's public state, keyed on the list of calls and
-        its length: every change to the auction is a call, and a new hand brings a new list."""
-        calls = self.calls
-        view = _new(
-            AuctionView,
-            (
-                tuple(calls),  # calls
-                self.best_offer,  # best_offer
-                self.best_bidder,  # best_bidder
-                self.minimum_offer,  # minimum_offer
-                self.highest_offer,  # highest_offer
-                self.accepted,  # accepted
-                self.buyer,  # buyer
-                self.price,  # price
-            ),
-        )
-        cached = self._auction_cache = (calls, len(calls), view)
-        return cached
-
-    def observe(self, seat: int) -> KingObservation:
-        # Called at every decision: the parts that change per trick, per hand or per call come
-        # from the two caches (checked inline, a call costs more than the check), and the
-        # observation is built positionally.
-        tricks = self.completed_tricks
-        block = self._block_cache
-        if (
-            block is None
-            or block[0] is not tricks
-            or block[1] != len(tricks)
-            or block[2] != len(self.previous_hands)
-        ):
-            block = self._refresh_block_cache()
-        tricks_won, hand_points, negative, positive, completed, previous = block[3]
-        if self.contract == POSITIVE:
-            calls = self.calls
-            auction = self._auction_cache
-            if auction is None or auction[0] is not calls or auction[1] != len(calls):
-                auction = self._refresh_auction_cache()
-            view: AuctionView | None = auction[2]
-        else:
-            view = None
-        hand = self.hands[seat]
-        return _new(
-            KingObservation,
-            (
-                seat,  # seat
-                self.hand_number,  # hand_number
-                self.contract,  # contract
-                self.dealer,  # dealer
-                self.phase,  # phase
-                self.trump,  # trump
-                _CLUBS[hand & 0x1FFF]  # hand
-                + _DIAMONDS[(hand >> 13) & 0x1FFF]
-                + _HEARTS[(hand >> 26) & 0x1FFF]
-                + _SPADES[(hand >> 39) & 0x1FFF],
-                tuple(self.hand_sizes),  # cards_in_hand
-                tricks_won,  # tricks_won
-                hand_points,  # hand_points
-                negative,  # negative_totals
-                positive,  # positive_totals
-                view,  # auction
-                self.trick_leader,  # trick_leader
-                tuple(self.trick),  # current_trick
-                completed,  # completed_tricks
-                previous,  # previous_hands
-            ),
-        )
+            return tuple([POSITIVE_TRICK * tricks for tricks in self.tricks_won])
+        return self._negative_hand_points()
 
     def describe_action(self, action: int) -> str:
         return describe_action(action)
@@ -850,7 +686,7 @@ class KingState(State):
 
 def describe_action(action: int) -> str:
     """A short human-readable form of an action id."""
-    if 0 <= action < 52:
+    if 0 <= action < NUM_CARDS:
         return f"play {StandardDeck.name(action)}"
     if action == PASS:
         return "pass"
@@ -865,5 +701,5 @@ def describe_action(action: int) -> str:
     if action == OPT_OUT:
         return "opt out"
     if TRUMP_BASE <= action < TRUMP_BASE + 4:
-        return f"trumps {StandardDeck.suit(13 * (action - TRUMP_BASE)).name.lower()}"
+        return f"trumps {StandardDeck.suit(SUIT_SIZE * (action - TRUMP_BASE)).name.lower()}"
     return f"action {action}"
