@@ -18,7 +18,7 @@ from referee.games.api import InvalidPositionError, OptionValue, State
 from referee.games.bits import set_bits
 from referee.games.cards import StandardDeck
 from referee.games.oh_hell.rules import OH_HELL, OhHellState
-from referee.games.oh_hell.view import HandResult, Trick
+from referee.games.oh_hell.view import SUIT_SIZE, HandResult, Trick
 
 _DECK = frozenset(range(StandardDeck.SIZE))
 
@@ -139,7 +139,7 @@ def _state_of(position: OhHellPosition, rng: random.Random) -> OhHellState:
     state.hands = [sum(1 << card for card in cards) for cards in position.hands]
     state.undealt = _DECK.difference(used)
     state.trump_card = position.trump_card
-    state.trump_suit = position.trump_card // 13
+    state.trump_suit = position.trump_card // SUIT_SIZE
     state.bids = bids
     state.tricks_won = [0] * n
     for _, _, winner in position.completed_tricks:

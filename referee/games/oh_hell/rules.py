@@ -36,7 +36,12 @@ from referee.games.bits import set_bits, suit_card_tables
 from referee.games.cards import StandardDeck
 from referee.games.oh_hell.view import (
     BID_BASE,
+    DIAMONDS_SHIFT,
+    HEARTS_SHIFT,
     MAX_SEATS,
+    SPADES_SHIFT,
+    SUIT_BITS,
+    SUIT_SIZE,
     HandResult,
     PublicView,
     Trick,
@@ -85,10 +90,10 @@ OH_HELL = GameType(
     ),
 )
 
-_SUIT_MASK = tuple(0x1FFF << (13 * s) for s in range(4))
+_SUIT_MASK = tuple(SUIT_BITS << (SUIT_SIZE * s) for s in range(4))
 
 
-_SUIT_CARDS = suit_card_tables(4, 13)
+_SUIT_CARDS = suit_card_tables(4, SUIT_SIZE)
 
 
 _DECK = tuple(range(StandardDeck.SIZE))
@@ -134,10 +139,10 @@ def hand_points(scoring: str, bid: int, tricks: int) -> int:
 
 def trick_winner(cards: Sequence[int], trump_suit: int) -> int:
     """Index in ``cards`` (in play order) of the card that takes the trick (OH-E4)."""
-    led = cards[0] // 13
+    led = cards[0] // SUIT_SIZE
     best, best_key = 0, -1
     for index, card in enumerate(cards):
-        suit = card // 13
+        suit = card // SUIT_SIZE
         key = 100 + card if suit == trump_suit else (card if suit == led else -1)
         if key > best_key:
             best, best_key = index, key
@@ -191,7 +196,7 @@ class OhHellState(State):
         self.hands = hands
         self.undealt = _ALL_CARDS.difference(deck)
         self.trump_card = deck[n * size]
-        self.trump_suit = self.trump_card // 13
+        self.trump_suit = self.trump_card // SUIT_SIZE
         self.bids: list[int | None] = [None] * n
         self.tricks_won = [0] * n
         self.trick: list[int] = []
@@ -210,15 +215,15 @@ class OhHellState(State):
             return self._legal_bids()
         hand = self.hands[self.to_act]
         if self.trick:
-            led = self.trick[0] // 13
-            in_suit = (hand >> (13 * led)) & 0x1FFF
+            led = self.trick[0] // SUIT_SIZE
+            in_suit = (hand >> (SUIT_SIZE * led)) & SUIT_BITS
             if in_suit:
                 return _SUIT_CARDS[led][in_suit]
         return (
-            _SUIT_CARDS[0][hand & 0x1FFF]
-            + _SUIT_CARDS[1][(hand >> 13) & 0x1FFF]
-            + _SUIT_CARDS[2][(hand >> 26) & 0x1FFF]
-            + _SUIT_CARDS[3][(hand >> 39) & 0x1FFF]
+            _SUIT_CARDS[0][hand & SUIT_BITS]
+            + _SUIT_CARDS[1][(hand >> DIAMONDS_SHIFT) & SUIT_BITS]
+            + _SUIT_CARDS[2][(hand >> HEARTS_SHIFT) & SUIT_BITS]
+            + _SUIT_CARDS[3][(hand >> SPADES_SHIFT) & SUIT_BITS]
         )
 
     def _legal_bids(self) -> tuple[int, ...]:
@@ -257,7 +262,7 @@ class OhHellState(State):
             raise IllegalActionError(f"seat {seat} does not hold {self.describe_action(card)}")
         trick = self.trick
         if trick:
-            led_mask = _SUIT_MASK[trick[0] // 13]
+            led_mask = _SUIT_MASK[trick[0] // SUIT_SIZE]
             if hand & led_mask and not (1 << card) & led_mask:
                 raise IllegalActionError(f"seat {seat} must follow suit")
         self.hands[seat] = hand ^ (1 << card)

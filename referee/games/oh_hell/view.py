@@ -23,6 +23,12 @@ BID_BASE = 52
 
 MAX_SEATS = 7
 
+SUIT_SIZE = 13
+"""Cards a suit: card ``SUIT_SIZE * suit + rank index`` (clubs 0..12, then ♦ ♥ ♠)."""
+SUIT_BITS = (1 << SUIT_SIZE) - 1
+"""One suit's bits of a hand mask, once shifted down by ``SUIT_SIZE * suit``."""
+DIAMONDS_SHIFT, HEARTS_SHIFT, SPADES_SHIFT = SUIT_SIZE, 2 * SUIT_SIZE, 3 * SUIT_SIZE
+
 
 @dataclass(frozen=True)
 class HandResult:
@@ -87,7 +93,7 @@ class PublicView(NamedTuple):
     previous: tuple[HandResult, ...]
 
 
-_CLUB_CARDS, _DIAMOND_CARDS, _HEART_CARDS, _SPADE_CARDS = suit_card_tables(4, 13)
+_CLUB_CARDS, _DIAMOND_CARDS, _HEART_CARDS, _SPADE_CARDS = suit_card_tables(4, SUIT_SIZE)
 _new_tuple = tuple.__new__
 
 
@@ -131,10 +137,10 @@ def observe(state: OhHellState, seat: int) -> OhHellObservation:
             hand_size,
             dealer,
             trump_card,
-            _CLUB_CARDS[hand & 0x1FFF]  # the hand, in id order as set_bits(hand)
-            + _DIAMOND_CARDS[hand >> 13 & 0x1FFF]
-            + _HEART_CARDS[hand >> 26 & 0x1FFF]
-            + _SPADE_CARDS[hand >> 39],
+            _CLUB_CARDS[hand & SUIT_BITS]  # the hand, in id order as set_bits(hand)
+            + _DIAMOND_CARDS[hand >> DIAMONDS_SHIFT & SUIT_BITS]
+            + _HEART_CARDS[hand >> HEARTS_SHIFT & SUIT_BITS]
+            + _SPADE_CARDS[hand >> SPADES_SHIFT],
             bids,
             tricks_won,
             state.trick_leader,
