@@ -43,6 +43,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +61,17 @@ from referee.games.api import Game
 from referee.games.registry import GAMES as REGISTERED
 from referee.games.registry import codec_for, make_game
 from referee.match import Fault, FaultKind, FaultPolicy, Match
+from sample_bots.mau_mau_heuristic import Weights as MauMauWeights
+from sample_bots.mau_mau_heuristic import make_mau_mau_heuristic_bot
+from sample_bots.pinochle_heuristic import Style as PinochleStyle
+from sample_bots.pinochle_heuristic import make_pinochle_heuristic_bot
 from sample_bots.serve import BOTS
 
 GAMES: dict[str, int] = {entry.name: entry.demo_seats for entry in REGISTERED}
 """Games benchmarked and their seat counts."""
+
+Field = dict[str, Callable[[int], Bot]]
+"""The entrants of a benchmark: each bot's name and how to make it from a seed."""
 
 NOISE: dict[str, float] = {
     "oh-hell": 0.15,
@@ -72,8 +80,25 @@ NOISE: dict[str, float] = {
     "pinochle": 0.02,
     "klaberjass": 0.15,
 }
-"""The weak bot's ``ε`` per game: how often it plays a random legal action instead of the
-heuristic's (measured head-to-head rates in benchmarks/RESULTS.md)."""
+"""The noisy weak bot's ``ε`` per game: how often it plays a random legal action instead of
+the heuristic's (measured head-to-head rates in benchmarks/RESULTS.md)."""
+
+Maker = Callable[[int], Bot]
+"""How to make one entrant from a seed."""
+
+RESTYLED: dict[str, Maker] = {
+    "pinochle": lambda seed: make_pinochle_heuristic_bot(
+        seed, PinochleStyle(best_meld=False, exchange_dix=False)
+    ),
+    "mau-mau": lambda seed: make_mau_mau_heuristic_bot(seed, MauMauWeights(jack_keep=0)),
+}
+"""The strategic weak bot per game: the heuristic with one deterministic choice made worse
+(Pinochle: declares its least valuable meld and never takes the dix exchange; Mau-Mau: spends
+its Jacks as freely as any card). Its mistakes fall on the same cards in every rotation of a
+duplicate deal, where a random move falls anywhere; games not listed use the noisy bot."""
+
+WEAK_KINDS = ("restyled", "noisy")
+"""``--weak``: the restyled bot where a game has one (else the noisy one), or the noisy one."""
 
 CONFIDENCE = 0.95
 MODES = ("plain", "duplicate", "summed")
@@ -92,15 +117,25 @@ def noisy(bot: Bot, epsilon: float, seed: int) -> Bot:
     return Bot(choose=choose, name=f"{bot.name}-eps{epsilon:g}", version=bot.version)
 
 
-def close_field(game: str, seats: int) -> dict[str, Callable[[int], Bot]]:
-    """The close-strength entrants: strong, weak and (4 seats) two in between."""
+def weak_kind(game: str, kind: str) -> str:
+    """The kind of weak bot ``game`` gets for ``--weak kind``: restyled only where one exists."""
+    return "restyled" if kind == "restyled" and game in RESTYLED else "noisy"
+
+
+def close_field(game: str, seats: int, kind: str = "restyled") -> Field:
+    """The close-strength entrants: strong, weak and (4 seats) two in between: the noisy bot
+    with ``ε / 2``, or beside a restyled weak bot two more strong ones (deterministic, so
+    that the deal stays the only chance in a match)."""
     heuristic, epsilon = BOTS[f"{game}-heuristic"], NOISE[game]
-    field = {
-        STRONG: lambda seed: heuristic(seed),
-        WEAK: lambda seed: noisy(heuristic(seed), epsilon, seed + 7),
-    }
+    field: Field = {STRONG: lambda seed: heuristic(seed)}
+    if weak_kind(game, kind) == "restyled":
+        field[WEAK] = RESTYLED[game]
+        middle: Maker = field[STRONG]
+    else:
+        field[WEAK] = lambda seed: noisy(heuristic(seed), epsilon, seed + 7)
+        middle = lambda seed: noisy(heuristic(seed), epsilon / 2, seed + 7)  # noqa: E731
     for i in range(2, seats):
-        field[f"middle{i}"] = lambda seed: noisy(heuristic(seed), epsilon / 2, seed + 7)
+        field[f"middle{i}"] = middle
     return field
 
 
@@ -110,10 +145,6 @@ def random_field(game: str, seats: int) -> dict[str, Callable[[int], Bot]]:
     for i in range(1, seats):
         field[WEAK if i == 1 else f"random{i}"] = BOTS["random"]
     return field
-
-
-Field = dict[str, Callable[[int], Bot]]
-"""The entrants of a benchmark: each bot's name and how to make it from a seed."""
 
 
 def play(game: Game, seed: int, seats: Sequence[str], field: Field, bot_seed: int) -> Rotation:
@@ -242,11 +273,13 @@ def run(
     return row
 
 
-def measure_head_to_head(game_name: str, seats: int, matches: int, seed: int) -> float:
+def measure_head_to_head(
+    game_name: str, seats: int, matches: int, seed: int, kind: str = "restyled"
+) -> float:
     """The strong bot's head-to-head rate against the weak one over ``matches`` plain matches
-    (for tuning ``NOISE``)."""
+    (for tuning ``NOISE`` and ``RESTYLED``)."""
     game = make_game(game_name, seats)
-    field = close_field(game_name, seats)
+    field = close_field(game_name, seats, kind)
     rng = random.Random(seed)
     total = 0.0
     for _ in range(matches):
@@ -274,6 +307,13 @@ def main() -> None:
     parser.add_argument(
         "--modes", default="plain,duplicate", help=f"comma-separated, of {', '.join(MODES)}"
     )
+    parser.add_argument(
+        "--weak",
+        choices=WEAK_KINDS,
+        default="restyled",
+        help="the close weak bot: restyled (a worse deterministic choice, where the game has "
+        "one; else noisy) or noisy (the heuristic playing a random action with probability ε)",
+    )
     parser.add_argument("--no-random", action="store_true", help="skip the vs-random rows")
     parser.add_argument("--no-close", action="store_true", help="skip the close-bot rows")
     parser.add_argument(
@@ -291,8 +331,9 @@ def main() -> None:
     games = {g: n for g, n in GAMES.items() if not args.game or g in args.game}
     if args.calibrate:
         for game_name, seats in games.items():
-            rate_ = measure_head_to_head(game_name, seats, args.calibrate, args.seed)
-            print(f"{game_name} {seats}p eps={NOISE[game_name]}: head-to-head {rate_:.3f}")
+            rate_ = measure_head_to_head(game_name, seats, args.calibrate, args.seed, args.weak)
+            weak = weak_kind(game_name, args.weak)
+            print(f"{game_name} {seats}p {weak}: head-to-head {rate_:.3f}")
         return
     result: dict[str, Any] = {"games": {}, "vs_random": {}}
     print(
@@ -303,7 +344,7 @@ def main() -> None:
     )
     sections: list[tuple[str, Callable[[str, int], Field], str]] = []
     if not args.no_close:
-        sections.append(("games", close_field, "close"))
+        sections.append(("games", partial(close_field, kind=args.weak), "close"))
     if not args.no_random:
         sections.append(("vs_random", random_field, "vs random"))
     for key, make_field, label in sections:
@@ -326,6 +367,7 @@ def main() -> None:
                 "duplicate": row.get("duplicate"),
                 "duplicate_over_plain": row.get("duplicate_over_plain"),
                 "head_to_head": row.get("head_to_head"),
+                "weak": weak_kind(game_name, args.weak) if key == "games" else "random",
                 "detail": row,
             }
             print(
