@@ -1,13 +1,16 @@
 """Matches needed to rank two bots of close strength, plain deals vs duplicate deals.
 
-For each game, a *strong* bot (the game's heuristic sample bot) and a *weak* one (the same
-heuristic bot playing a uniformly random legal action instead with probability ``ε``, one
-parameter apart, tuned per game so the strong bot finishes ahead of the weak one in 55-70 % of
-plain matches) play in-process through the wire codec (the bots see exactly the protobuf
-requests a real match sends them, as in ``benchmarks/winrate.py``). In 4-seat games the other
-two seats hold two more heuristic bots with ``ε / 2`` (between the two). Results are rated with
-``arena.ratings`` exactly as the ladder rates them (openskill Plackett-Luce; every seat its own
-bot):
+For each game, a *strong* bot (the game's heuristic sample bot) and a *weak* one, tuned per
+game so the strong bot finishes ahead of the weak one in 55-70 % of plain matches, play
+in-process through the wire codec (the bots see exactly the protobuf requests a real match
+sends them, as in ``benchmarks/winrate.py``). The weak bot is, where the game has one
+(``RESTYLED``: Pinochle, Mau-Mau), the heuristic with one deterministic choice made worse, and
+the other seats of a 4-seat game hold two more strong bots: the deal is then the only chance in
+a match, and duplicate deals take it out. Elsewhere (or with ``--weak noisy``) it is the
+heuristic playing a uniformly random legal action with probability ``ε`` (``NOISE``), with two
+``ε / 2`` bots in the other seats of a 4-seat game; those random moves fall differently in
+every rotation, which no deal controls. Results are rated with ``arena.ratings`` exactly as the
+ladder rates them (openskill Plackett-Luce; every seat its own bot):
 
 - **plain**: every match is a fresh seeded deal with shuffled seats, rated on its own;
 - **duplicate**: one seeded deal is replayed once per seat rotation (the ladder's ``plan_set``
