@@ -73,8 +73,11 @@ from sample_bots.serve import BOTS
 GAMES: dict[str, int] = {entry.name: entry.demo_seats for entry in REGISTERED}
 """Games benchmarked and their seat counts."""
 
-Field = dict[str, Callable[[int], Bot]]
-"""The entrants of a benchmark: each bot's name and how to make it from a seed."""
+Maker = Callable[[int], Bot]
+"""How to make one entrant from a seed."""
+
+Field = dict[str, Maker]
+"""The entrants of a benchmark: each bot's name and how to make it."""
 
 NOISE: dict[str, float] = {
     "oh-hell": 0.15,
@@ -85,9 +88,6 @@ NOISE: dict[str, float] = {
 }
 """The noisy weak bot's ``ε`` per game: how often it plays a random legal action instead of
 the heuristic's (measured head-to-head rates in benchmarks/RESULTS.md)."""
-
-Maker = Callable[[int], Bot]
-"""How to make one entrant from a seed."""
 
 RESTYLED: dict[str, Maker] = {
     "pinochle": lambda seed: make_pinochle_heuristic_bot(
@@ -120,6 +120,13 @@ def noisy(bot: Bot, epsilon: float, seed: int) -> Bot:
     return Bot(choose=choose, name=f"{bot.name}-eps{epsilon:g}", version=bot.version)
 
 
+def noisy_maker(game: str, epsilon: float) -> Maker:
+    """Makes the game's heuristic bot playing a random legal action with probability
+    ``epsilon`` (its own generator seeded from the bot's seed)."""
+    heuristic = BOTS[f"{game}-heuristic"]
+    return lambda seed: noisy(heuristic(seed), epsilon, seed + 7)
+
+
 def weak_kind(game: str, kind: str) -> str:
     """The kind of weak bot ``game`` gets for ``--weak kind``: restyled only where one exists."""
     return "restyled" if kind == "restyled" and game in RESTYLED else "noisy"
@@ -129,22 +136,19 @@ def close_field(game: str, seats: int, kind: str = "restyled") -> Field:
     """The close-strength entrants: strong, weak and (4 seats) two in between: the noisy bot
     with ``ε / 2``, or beside a restyled weak bot two more strong ones (deterministic, so
     that the deal stays the only chance in a match)."""
-    heuristic, epsilon = BOTS[f"{game}-heuristic"], NOISE[game]
-    field: Field = {STRONG: lambda seed: heuristic(seed)}
+    field: Field = {STRONG: BOTS[f"{game}-heuristic"]}
     if weak_kind(game, kind) == "restyled":
-        field[WEAK] = RESTYLED[game]
-        middle: Maker = field[STRONG]
+        field[WEAK], middle = RESTYLED[game], field[STRONG]
     else:
-        field[WEAK] = lambda seed: noisy(heuristic(seed), epsilon, seed + 7)
-        middle = lambda seed: noisy(heuristic(seed), epsilon / 2, seed + 7)  # noqa: E731
+        field[WEAK], middle = noisy_maker(game, NOISE[game]), noisy_maker(game, NOISE[game] / 2)
     for i in range(2, seats):
         field[f"middle{i}"] = middle
     return field
 
 
-def random_field(game: str, seats: int) -> dict[str, Callable[[int], Bot]]:
+def random_field(game: str, seats: int) -> Field:
     """The heuristic bot (as ``strong``) against random bots in every other seat."""
-    field: dict[str, Callable[[int], Bot]] = {STRONG: BOTS[f"{game}-heuristic"]}
+    field: Field = {STRONG: BOTS[f"{game}-heuristic"]}
     for i in range(1, seats):
         field[WEAK if i == 1 else f"random{i}"] = BOTS["random"]
     return field
@@ -187,7 +191,7 @@ def ahead(rotation: Rotation) -> float:
 
 def matches_to_rank(
     game: Game,
-    field: dict[str, Callable[[int], Bot]],
+    field: Field,
     against: Sequence[str],
     run_seed: int,
     mode: str,
@@ -242,7 +246,7 @@ def matches_to_rank(
 def run(
     game_name: str,
     seats: int,
-    field: dict[str, Callable[[int], Bot]],
+    field: Field,
     against: Sequence[str],
     modes: Sequence[str],
     runs: int,
