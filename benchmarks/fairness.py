@@ -1,13 +1,16 @@
 """Matches needed to rank two bots of close strength, plain deals vs duplicate deals.
 
-For each game, a *strong* bot (the game's heuristic sample bot) and a *weak* one (the same
-heuristic bot playing a uniformly random legal action instead with probability ``ε``, one
-parameter apart, tuned per game so the strong bot finishes ahead of the weak one in 55-70 % of
-plain matches) play in-process through the wire codec (the bots see exactly the protobuf
-requests a real match sends them, as in ``benchmarks/winrate.py``). In 4-seat games the other
-two seats hold two more heuristic bots with ``ε / 2`` (between the two). Results are rated with
-``arena.ratings`` exactly as the ladder rates them (openskill Plackett-Luce; every seat its own
-bot):
+For each game, a *strong* bot (the game's heuristic sample bot) and a *weak* one, tuned per
+game so the strong bot finishes ahead of the weak one in 55-70 % of plain matches, play
+in-process through the wire codec (the bots see exactly the protobuf requests a real match
+sends them, as in ``benchmarks/winrate.py``). The weak bot is, where the game has one
+(``RESTYLED``: Pinochle, Mau-Mau), the heuristic with one deterministic choice made worse, and
+the other seats of a 4-seat game hold two more strong bots: the deal is then the only chance in
+a match, and duplicate deals take it out. Elsewhere (or with ``--weak noisy``) it is the
+heuristic playing a uniformly random legal action with probability ``ε`` (``NOISE``), with two
+``ε / 2`` bots in the other seats of a 4-seat game; those random moves fall differently in
+every rotation, which no deal controls. Results are rated with ``arena.ratings`` exactly as the
+ladder rates them (openskill Plackett-Luce; every seat its own bot):
 
 - **plain**: every match is a fresh seeded deal with shuffled seats, rated on its own;
 - **duplicate**: one seeded deal is replayed once per seat rotation (the ladder's ``plan_set``
@@ -43,6 +46,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +64,20 @@ from referee.games.api import Game
 from referee.games.registry import GAMES as REGISTERED
 from referee.games.registry import codec_for, make_game
 from referee.match import Fault, FaultKind, FaultPolicy, Match
+from sample_bots.mau_mau_heuristic import Weights as MauMauWeights
+from sample_bots.mau_mau_heuristic import make_mau_mau_heuristic_bot
+from sample_bots.pinochle_heuristic import Style as PinochleStyle
+from sample_bots.pinochle_heuristic import make_pinochle_heuristic_bot
 from sample_bots.serve import BOTS
 
 GAMES: dict[str, int] = {entry.name: entry.demo_seats for entry in REGISTERED}
 """Games benchmarked and their seat counts."""
+
+Maker = Callable[[int], Bot]
+"""How to make one entrant from a seed."""
+
+Field = dict[str, Maker]
+"""The entrants of a benchmark: each bot's name and how to make it."""
 
 NOISE: dict[str, float] = {
     "oh-hell": 0.15,
@@ -72,8 +86,22 @@ NOISE: dict[str, float] = {
     "pinochle": 0.02,
     "klaberjass": 0.15,
 }
-"""The weak bot's ``ε`` per game: how often it plays a random legal action instead of the
-heuristic's (measured head-to-head rates in benchmarks/RESULTS.md)."""
+"""The noisy weak bot's ``ε`` per game: how often it plays a random legal action instead of
+the heuristic's (measured head-to-head rates in benchmarks/RESULTS.md)."""
+
+RESTYLED: dict[str, Maker] = {
+    "pinochle": lambda seed: make_pinochle_heuristic_bot(
+        seed, PinochleStyle(best_meld=False, exchange_dix=False)
+    ),
+    "mau-mau": lambda seed: make_mau_mau_heuristic_bot(seed, MauMauWeights(jack_keep=0)),
+}
+"""The strategic weak bot per game: the heuristic with one deterministic choice made worse
+(Pinochle: declares its least valuable meld and never takes the dix exchange; Mau-Mau: spends
+its Jacks as freely as any card). Its mistakes fall on the same cards in every rotation of a
+duplicate deal, where a random move falls anywhere; games not listed use the noisy bot."""
+
+WEAK_KINDS = ("restyled", "noisy")
+"""``--weak``: the restyled bot where a game has one (else the noisy one), or the noisy one."""
 
 CONFIDENCE = 0.95
 MODES = ("plain", "duplicate", "summed")
@@ -92,28 +120,38 @@ def noisy(bot: Bot, epsilon: float, seed: int) -> Bot:
     return Bot(choose=choose, name=f"{bot.name}-eps{epsilon:g}", version=bot.version)
 
 
-def close_field(game: str, seats: int) -> dict[str, Callable[[int], Bot]]:
-    """The close-strength entrants: strong, weak and (4 seats) two in between."""
-    heuristic, epsilon = BOTS[f"{game}-heuristic"], NOISE[game]
-    field = {
-        STRONG: lambda seed: heuristic(seed),
-        WEAK: lambda seed: noisy(heuristic(seed), epsilon, seed + 7),
-    }
+def noisy_maker(game: str, epsilon: float) -> Maker:
+    """Makes the game's heuristic bot playing a random legal action with probability
+    ``epsilon`` (its own generator seeded from the bot's seed)."""
+    heuristic = BOTS[f"{game}-heuristic"]
+    return lambda seed: noisy(heuristic(seed), epsilon, seed + 7)
+
+
+def weak_kind(game: str, kind: str) -> str:
+    """The kind of weak bot ``game`` gets for ``--weak kind``: restyled only where one exists."""
+    return "restyled" if kind == "restyled" and game in RESTYLED else "noisy"
+
+
+def close_field(game: str, seats: int, kind: str = "restyled") -> Field:
+    """The close-strength entrants: strong, weak and (4 seats) two in between: the noisy bot
+    with ``ε / 2``, or beside a restyled weak bot two more strong ones (deterministic, so
+    that the deal stays the only chance in a match)."""
+    field: Field = {STRONG: BOTS[f"{game}-heuristic"]}
+    if weak_kind(game, kind) == "restyled":
+        field[WEAK], middle = RESTYLED[game], field[STRONG]
+    else:
+        field[WEAK], middle = noisy_maker(game, NOISE[game]), noisy_maker(game, NOISE[game] / 2)
     for i in range(2, seats):
-        field[f"middle{i}"] = lambda seed: noisy(heuristic(seed), epsilon / 2, seed + 7)
+        field[f"middle{i}"] = middle
     return field
 
 
-def random_field(game: str, seats: int) -> dict[str, Callable[[int], Bot]]:
+def random_field(game: str, seats: int) -> Field:
     """The heuristic bot (as ``strong``) against random bots in every other seat."""
-    field: dict[str, Callable[[int], Bot]] = {STRONG: BOTS[f"{game}-heuristic"]}
+    field: Field = {STRONG: BOTS[f"{game}-heuristic"]}
     for i in range(1, seats):
         field[WEAK if i == 1 else f"random{i}"] = BOTS["random"]
     return field
-
-
-Field = dict[str, Callable[[int], Bot]]
-"""The entrants of a benchmark: each bot's name and how to make it from a seed."""
 
 
 def play(game: Game, seed: int, seats: Sequence[str], field: Field, bot_seed: int) -> Rotation:
@@ -153,7 +191,7 @@ def ahead(rotation: Rotation) -> float:
 
 def matches_to_rank(
     game: Game,
-    field: dict[str, Callable[[int], Bot]],
+    field: Field,
     against: Sequence[str],
     run_seed: int,
     mode: str,
@@ -208,7 +246,7 @@ def matches_to_rank(
 def run(
     game_name: str,
     seats: int,
-    field: dict[str, Callable[[int], Bot]],
+    field: Field,
     against: Sequence[str],
     modes: Sequence[str],
     runs: int,
@@ -242,11 +280,13 @@ def run(
     return row
 
 
-def measure_head_to_head(game_name: str, seats: int, matches: int, seed: int) -> float:
+def measure_head_to_head(
+    game_name: str, seats: int, matches: int, seed: int, kind: str = "restyled"
+) -> float:
     """The strong bot's head-to-head rate against the weak one over ``matches`` plain matches
-    (for tuning ``NOISE``)."""
+    (for tuning ``NOISE`` and ``RESTYLED``)."""
     game = make_game(game_name, seats)
-    field = close_field(game_name, seats)
+    field = close_field(game_name, seats, kind)
     rng = random.Random(seed)
     total = 0.0
     for _ in range(matches):
@@ -274,6 +314,13 @@ def main() -> None:
     parser.add_argument(
         "--modes", default="plain,duplicate", help=f"comma-separated, of {', '.join(MODES)}"
     )
+    parser.add_argument(
+        "--weak",
+        choices=WEAK_KINDS,
+        default="restyled",
+        help="the close weak bot: restyled (a worse deterministic choice, where the game has "
+        "one; else noisy) or noisy (the heuristic playing a random action with probability ε)",
+    )
     parser.add_argument("--no-random", action="store_true", help="skip the vs-random rows")
     parser.add_argument("--no-close", action="store_true", help="skip the close-bot rows")
     parser.add_argument(
@@ -291,8 +338,9 @@ def main() -> None:
     games = {g: n for g, n in GAMES.items() if not args.game or g in args.game}
     if args.calibrate:
         for game_name, seats in games.items():
-            rate_ = measure_head_to_head(game_name, seats, args.calibrate, args.seed)
-            print(f"{game_name} {seats}p eps={NOISE[game_name]}: head-to-head {rate_:.3f}")
+            rate_ = measure_head_to_head(game_name, seats, args.calibrate, args.seed, args.weak)
+            weak = weak_kind(game_name, args.weak)
+            print(f"{game_name} {seats}p {weak}: head-to-head {rate_:.3f}")
         return
     result: dict[str, Any] = {"games": {}, "vs_random": {}}
     print(
@@ -303,7 +351,7 @@ def main() -> None:
     )
     sections: list[tuple[str, Callable[[str, int], Field], str]] = []
     if not args.no_close:
-        sections.append(("games", close_field, "close"))
+        sections.append(("games", partial(close_field, kind=args.weak), "close"))
     if not args.no_random:
         sections.append(("vs_random", random_field, "vs random"))
     for key, make_field, label in sections:
@@ -326,6 +374,7 @@ def main() -> None:
                 "duplicate": row.get("duplicate"),
                 "duplicate_over_plain": row.get("duplicate_over_plain"),
                 "head_to_head": row.get("head_to_head"),
+                "weak": weak_kind(game_name, args.weak) if key == "games" else "random",
                 "detail": row,
             }
             print(

@@ -22,6 +22,8 @@ legal actions of one ``ChooseActionRequest``; it keeps no state between requests
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from botkit import Bot
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import game_pb2, mau_mau_pb2
@@ -30,20 +32,33 @@ SEVEN, EIGHT, JACK, QUEEN, ACE = 7, 8, 11, 12, 14
 POINTS = {JACK: 20, EIGHT: 20, SEVEN: 15, ACE: 15, 13: 10, QUEEN: 10, 10: 10, 9: 9}
 """Penalty points of a card left in hand by rank; 2-6 count their face value."""
 
-# Weights, tuned against random bots (benchmarks/winrate.py). In this variant a stuck turn costs
-# 50 points while a card left in hand costs about 10, so being able to follow matters most.
-W_VALUE = 0.5
-"""Per penalty point shed."""
-W_JACK_KEEP = 200
-"""Cost of spending a Jack (wild) before going out: only when nothing else can be discarded."""
-W_SPECIAL = 15
-"""For an 8, Ace, 7 or Queen that stops the seat it hits from going out with its last card."""
-W_COVER = 100.0
-"""Times the estimated chance of being able to discard next turn."""
-PERSIST = 8.0
-"""How much likelier the suit just set (and its rank) is to be on top at the next turn."""
-W_BLOCK = 50.0
-"""Times the chance that the seat facing the discard cannot follow it (and is fined 50)."""
+
+@dataclass(frozen=True)
+class Weights:
+    """How the heuristic weighs a discard. The defaults were tuned against random bots
+    (benchmarks/winrate.py): in this variant a stuck turn costs 50 points while a card left in
+    hand costs about 10, so being able to follow matters most. Other weights make deliberately
+    different (weaker) bots that are still deterministic (benchmarks/fairness.py)."""
+
+    value: float = 0.5
+    """Per penalty point shed."""
+    jack_keep: float = 200
+    """Cost of spending a Jack (wild) before going out: only when nothing else can be
+    discarded."""
+    special: float = 15
+    """For an 8, Ace, 7 or Queen that stops the seat it hits from going out with its last
+    card."""
+    cover: float = 100.0
+    """Times the estimated chance of being able to discard next turn."""
+    persist: float = 8.0
+    """How much likelier the suit just set (and its rank) is to be on top at the next turn."""
+    block: float = 50.0
+    """Times the chance that the seat facing the discard cannot follow it (and is fined 50)."""
+
+
+TUNED = Weights()
+"""The heuristic's own weights."""
+
 FULL_DECK = frozenset((suit, rank) for suit in range(1, 5) for rank in range(2, 15))
 
 
@@ -58,6 +73,7 @@ def _score(
     unseen: set[tuple[int, int]],
     sizes: tuple[int, int, int],
     num_seats: int,
+    weights: Weights,
 ) -> float:
     next_size, previous_size, after_next_size = sizes
     discarded = [(int(c.suit), int(c.rank)) for c in action.cards]
@@ -66,7 +82,7 @@ def _score(
         rest.remove(card)
     if not rest:  # going out: the more Jacks, the bigger the others' penalty
         return 10_000 + 1_000 * sum(rank == JACK for _, rank in discarded)
-    score = W_VALUE * sum(points(rank) for _, rank in discarded)
+    score = weights.value * sum(points(rank) for _, rank in discarded)
     suit, rank = discarded[0]
     # Skipping a seat spares it a turn on which it might be stuck (and fined), so specials are
     # kept for a seat about to go out.
@@ -74,33 +90,36 @@ def _score(
     danger_previous = int(previous_size == 1)
     if rank == JACK:
         # Keep the wild card for when nothing else fits, unless the hand is nearly done.
-        score -= W_JACK_KEEP * len(discarded)
+        score -= weights.jack_keep * len(discarded)
         announced = int(action.announced_suit)
         if not announced:
             return score - 1_000
         blocked = stuck_chance(unseen, next_size, announced, JACK)
-        return score + W_COVER * coverage(rest, announced, JACK) + W_BLOCK * blocked
-    score += W_COVER * coverage(rest, suit, rank)
+        covered = coverage(rest, announced, JACK, weights.persist)
+        return score + weights.cover * covered + weights.block * blocked
+    score += weights.cover * coverage(rest, suit, rank, weights.persist)
     # The seat that must follow this card: the next one, or the one after a skip, or (after a
     # Queen) the previous one.
     facing = {EIGHT: after_next_size, ACE: after_next_size, QUEEN: previous_size}.get(
         rank, next_size
     )
     if num_seats > 2 or rank not in (EIGHT, ACE):
-        score += W_BLOCK * stuck_chance(unseen, facing + 3 * (rank == EIGHT), suit, rank)
+        score += weights.block * stuck_chance(unseen, facing + 3 * (rank == EIGHT), suit, rank)
     if rank == EIGHT:
-        score += W_SPECIAL * danger_next * 1.5
+        score += weights.special * danger_next * 1.5
     elif rank == ACE:
-        score += W_SPECIAL * danger_next
+        score += weights.special * danger_next
     elif rank == SEVEN:
-        score += W_SPECIAL * danger_previous
+        score += weights.special * danger_previous
     elif rank == QUEEN and num_seats > 2 and next_size < previous_size:
-        score += W_SPECIAL * danger_next
+        score += weights.special * danger_next
     return score
 
 
-def choose_action(request: bot_service_pb2.ChooseActionRequest) -> game_pb2.Action:
-    """The heuristic's pick among ``request.legal_actions``."""
+def choose_action(
+    request: bot_service_pb2.ChooseActionRequest, weights: Weights = TUNED
+) -> game_pb2.Action:
+    """The heuristic's pick among ``request.legal_actions``, weighing discards by ``weights``."""
     legal = list(request.legal_actions)
     if len(legal) == 1:
         return legal[0]
@@ -125,7 +144,7 @@ def choose_action(request: bot_service_pb2.ChooseActionRequest) -> game_pb2.Acti
         obs.seats[(request.seat - step) % n].hand_size,
         obs.seats[(request.seat + 2 * step) % n].hand_size,
     )
-    return max(discards, key=lambda a: _score(a.mau_mau.discard, hand, unseen, sizes, n))
+    return max(discards, key=lambda a: _score(a.mau_mau.discard, hand, unseen, sizes, n, weights))
 
 
 def stuck_chance(unseen: set[tuple[int, int]], size: int, suit: int, rank: int) -> float:
@@ -136,11 +155,14 @@ def stuck_chance(unseen: set[tuple[int, int]], size: int, suit: int, rank: int) 
     return float((1 - matching / len(unseen)) ** size)
 
 
-def coverage(rest: list[tuple[int, int]], suit: int, rank: int) -> float:
+def coverage(
+    rest: list[tuple[int, int]], suit: int, rank: int, persist: float = TUNED.persist
+) -> float:
     """Chance that ``rest`` can follow the top card at this seat's next turn, estimated.
 
-    The top card is taken as random, but with the suit just set (``suit``) PERSIST times as
-    likely as each other suit (the others often follow it) and its ``rank`` as likely again.
+    The top card is taken as random, but with the suit just set (``suit``) ``persist`` times as
+    likely as each other suit (the others often follow it) and its ``rank`` as likely again
+    (``persist``: the weights' ``persist``).
     """
     if any(r == JACK for _, r in rest):
         return 1.0
@@ -151,7 +173,7 @@ def coverage(rest: list[tuple[int, int]], suit: int, rank: int) -> float:
         for top_rank in range(2, 15):
             if top_rank == JACK:
                 continue
-            weight = (PERSIST if top_suit == suit else 1.0) + (PERSIST if top_rank == rank else 0)
+            weight = (persist if top_suit == suit else 1.0) + (persist if top_rank == rank else 0)
             total += weight
             if top_suit in suits or top_rank in ranks:
                 hit += weight
@@ -163,6 +185,12 @@ def _key(discard: mau_mau_pb2.MauMauDiscard) -> tuple[tuple[int, int], ...]:
     return (*cards, (int(discard.announced_suit), 0))
 
 
-def make_mau_mau_heuristic_bot(seed: int | None = None) -> Bot:
-    """The heuristic bot (deterministic; ``seed`` is accepted for a uniform interface)."""
-    return Bot(choose=choose_action, name="mau-mau-heuristic", version="1")
+def make_mau_mau_heuristic_bot(seed: int | None = None, weights: Weights = TUNED) -> Bot:
+    """The heuristic bot weighing discards by ``weights`` (deterministic; ``seed`` is
+    accepted for a uniform interface)."""
+
+    def choose(request: bot_service_pb2.ChooseActionRequest) -> game_pb2.Action:
+        return choose_action(request, weights)
+
+    name = "mau-mau-heuristic" if weights == TUNED else "mau-mau-heuristic-reweighted"
+    return Bot(choose=choose, name=name, version="1")

@@ -13,6 +13,8 @@ It reads only the wire messages (``PinochleObservation`` and the legal actions):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from botkit import Bot
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import cards_pb2, game_pb2, pinochle_pb2
@@ -50,9 +52,26 @@ def keep_value(card: cards_pb2.Card, hand: list[cards_pb2.Card], trump: int) -> 
     return value
 
 
-def make_pinochle_heuristic_bot(seed: int | None = None) -> Bot:
-    """The heuristic Pinochle bot (deterministic; ``seed`` is accepted and unused)."""
+@dataclass(frozen=True)
+class Style:
+    """The heuristic's choices that a deliberately weaker (still deterministic) variant may
+    change (benchmarks/fairness.py); the defaults are the heuristic's own."""
+
+    best_meld: bool = True
+    """Declare the meld worth most; False: the one worth least."""
+    exchange_dix: bool = True
+    """Take the dix exchange when offered."""
+
+
+TUNED = Style()
+"""The heuristic's own style."""
+
+
+def make_pinochle_heuristic_bot(seed: int | None = None, style: Style = TUNED) -> Bot:
+    """The heuristic Pinochle bot playing in ``style`` (deterministic; ``seed`` is accepted
+    and unused)."""
     del seed
+    pick_meld = max if style.best_meld else min
 
     def choose(request: bot_service_pb2.ChooseActionRequest) -> game_pb2.Action:
         obs = request.observation.pinochle
@@ -64,13 +83,13 @@ def make_pinochle_heuristic_bot(seed: int | None = None) -> Bot:
             return legal[kinds.index("declare_out")]
 
         if obs.phase == pinochle_pb2.PINOCHLE_PHASE_MELD:
-            if "exchange_dix" in kinds:
+            if style.exchange_dix and "exchange_dix" in kinds:
                 return legal[kinds.index("exchange_dix")]
             melds = [i for i, kind in enumerate(kinds) if kind == "meld"]
             if melds:
                 # meld_options lists the offered melds in the order of the meld actions.
-                best = max(range(len(melds)), key=lambda j: obs.meld_options[j].points)
-                return legal[melds[best]]
+                chosen = pick_meld(range(len(melds)), key=lambda j: obs.meld_options[j].points)
+                return legal[melds[chosen]]
             return legal[kinds.index("draw")]
 
         plays = [
@@ -108,7 +127,8 @@ def make_pinochle_heuristic_bot(seed: int | None = None) -> Bot:
         plain = [p for p in plays if p[1].suit != trump] or plays
         return cheapest(plain)
 
-    return Bot(choose=choose, name="pinochle-heuristic", version="1", games=("pinochle",))
+    name = "pinochle-heuristic" if style == TUNED else "pinochle-heuristic-restyled"
+    return Bot(choose=choose, name=name, version="1", games=("pinochle",))
 
 
 def _has_unmelded_meld(

@@ -43,6 +43,18 @@ def test_fairness_quick_prints_plain_and_duplicate(tmp_path: Path) -> None:
         assert 0.0 <= row["head_to_head"] <= 1.0
 
 
+@pytest.mark.parametrize("weak", ["restyled", "noisy"])
+def test_fairness_quick_with_either_weak_bot(tmp_path: Path, weak: str) -> None:
+    """Pinochle has a restyled weak bot (a deterministic worse choice); ``--weak noisy`` swaps
+    in the ε-random one, as King (no restyled bot) always has."""
+    games = ["--game", "pinochle", "--game", "king", "--no-random", "--weak", weak]
+    _, result = run_quick("fairness.py", tmp_path, *games)
+    assert isinstance(result, dict)
+    kinds = {game: row["weak"] for game, row in result["games"].items()}
+    assert kinds == {"pinochle": weak, "king": "noisy"}
+    assert all(row["duplicate"] > 0 for row in result["games"].values())
+
+
 def test_ladder_quick_on_sqlite(tmp_path: Path) -> None:
     stdout, result = run_quick("ladder.py", tmp_path)
     assert "total per finished match" in stdout and "baseline" in stdout

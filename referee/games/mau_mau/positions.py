@@ -128,6 +128,8 @@ def _state_of(position: MauMauPosition, rng: random.Random) -> MauMauState:
     state.tallies = list(position.tallies or [0] * n)
     state.previous_deals = list(position.previous_deals)
     state.reshuffles = position.reshuffles
+    state.deal_key = bytes((*position.pile, *position.stock))
+    state.deal_reshuffles = 0
     state.deal_number = position.deal_number
     dealer = (position.to_act - 1) % n if position.dealer is None else position.dealer
     state.dealer = dealer

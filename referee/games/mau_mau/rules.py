@@ -10,10 +10,12 @@ player announces a suit (the next discard must be that suit or a Jack) or nothin
 discard may be anything), and two Jacks may be discarded together. A player who cannot discard
 draws one card, loses his turn and is fined 50 points. A discard that leaves one card must carry
 the "last card" announcement, or its player draws 5. When the stock runs out, the discard pile
-under its top card is shuffled into a new stock. The deal ends when a player discards his last
-card; the losers' hands are counted (J 20, 8 20, 7 15, A 15, K Q 10 at 10, others face value),
-doubled if the winner went out with a Jack, quadrupled with two Jacks, and doubled again if the
-start card is a spade. The game runs to a target (default 1,000).
+under its top card is shuffled into a new stock (by a generator seeded from the deal, not the
+game's: how often play runs the stock out cannot change the deals that follow, so the
+rotations of a duplicate set are dealt the same cards deal after deal). The deal ends when a
+player discards his last card; the losers' hands are counted (J 20, 8 20, 7 15, A 15, K Q 10
+at 10, others face value), doubled if the winner went out with a Jack, quadrupled with two
+Jacks, and doubled again if the start card is a spade. The game runs to a target (default 1,000).
 
 Decisions the traditional rules leave open (docs/games/mau-mau.md, decisions): one
 52-card pack (MAU-A2); the first dealer is drawn at random (a seeded draw, as allowed,
@@ -350,6 +352,8 @@ class MauMauState(State):
         deck = list(range(_DECK))
         shuffle(deck, self.rng)
         deck = self.arrange_deal(deck)
+        self.deal_key = bytes(deck)
+        self.deal_reshuffles = 0
         dealt = n * HAND_SIZE
         hands = [0] * n
         for k in range(n):  # one card at a time from the dealer's left: every n-th card
@@ -392,12 +396,20 @@ class MauMauState(State):
                     return card  # nothing left anywhere: the remaining draws lapse
                 stock.extend(self.pile[:-1])
                 self.pile = self.pile[-1:]
-                shuffle(stock, self.rng)
+                shuffle(stock, self._reshuffle_rng())
                 self.reshuffles += 1
+                self.deal_reshuffles += 1
             card = stock.pop()
             self.hands[seat] |= 1 << card
             self.counts[seat] += 1
         return card
+
+    def _reshuffle_rng(self) -> random.Random:
+        """The generator of this deal's next reshuffle, seeded from the deal (its cards in
+        dealing order) and the reshuffles before it in the deal, not drawn from ``rng``: how
+        often play runs the stock out then cannot change the deals that follow, so every
+        rotation of a duplicate set is dealt the same cards deal after deal."""
+        return random.Random(self.deal_key + self.deal_reshuffles.to_bytes(4, "big"))
 
     def current_seat(self) -> int:
         return self.to_act
