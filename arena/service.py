@@ -74,7 +74,12 @@ from cardarena.game.v1 import options_pb2, record_pb2
 from referee.bot_stream import StreamBot
 from referee.codec.common import game_description, option_value
 from referee.games.api import RulesError
-from referee.games.registry import STATE_CLASSES, game_from_settings, game_types
+from referee.games.registry import (
+    STATE_CLASSES,
+    duplicate_settings,
+    game_from_settings,
+    game_types,
+)
 
 log = logging.getLogger("arena.service")
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -367,8 +372,11 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
             fields.identifier("settings.game", config.settings.game),
             fields.options(config.settings.options),
         )
+        settings = config.settings
+        if config.duplicate_deals:  # e.g. Mau-Mau's reshuffles seeded from the deal
+            settings = duplicate_settings(settings)
         try:
-            game = game_from_settings(config.settings)
+            game = game_from_settings(settings)
         except (RulesError, ValueError) as error:
             await _abort(
                 context, grpc.StatusCode.INVALID_ARGUMENT, f"settings: {fields.clipped(str(error))}"

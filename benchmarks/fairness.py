@@ -61,8 +61,8 @@ from referee.codec import MalformedActionError
 from referee.codec.common import game_settings
 from referee.codec.requests import choose_action_request
 from referee.games.api import Game
+from referee.games.registry import ENTRIES, codec_for, make_game
 from referee.games.registry import GAMES as REGISTERED
-from referee.games.registry import codec_for, make_game
 from referee.match import Fault, FaultKind, FaultPolicy, Match
 from sample_bots.mau_mau_heuristic import Weights as MauMauWeights
 from sample_bots.mau_mau_heuristic import make_mau_mau_heuristic_bot
@@ -255,7 +255,9 @@ def run(
     seed: int,
 ) -> dict[str, Any]:
     """Median matches to rank, per mode, over ``runs`` seeds, and the head-to-head rate."""
-    game = make_game(game_name, seats)
+    # Both modes play the options a duplicate ladder takes (Mau-Mau: deal-seeded reshuffles),
+    # so the two differ only in how the deals are used.
+    game = make_game(game_name, seats, ENTRIES[game_name].duplicate_options)
     row: dict[str, Any] = {"game": f"{game_name} {seats}p"}
     started = time.process_time()
     for mode in modes:

@@ -18,7 +18,8 @@ seeded policy that also answers late now and then and sends a malformed answer n
 so clocks, banks and default actions show in the requests too.
 
 Record again (only when a change of the contract is intended, and say so in the commit):
-``python -m tests.playthroughs``.
+``python -m tests.playthroughs [GAME ...]`` replays the recorded seeds and options with today's
+code (a new option then changes only the settings lines); ``--fresh`` chooses them again.
 """
 
 from __future__ import annotations
@@ -174,27 +175,46 @@ def play(setup: Setup) -> list[str]:
     return lines
 
 
-def render(game: str, seats: int) -> str:
-    """The whole golden file of one game and seat count."""
+def recorded_setups(game: str, seats: int) -> list[Setup] | None:
+    """The setups (seed and options) a golden file recorded, None if there is no file: a
+    replay plays what was recorded, so a game that gains an option keeps its playthroughs
+    (only their settings line, which lists every option's value, changes)."""
+    path = golden_path(game, seats)
+    if not path.exists():
+        return None
+    found = []
+    for block in path.read_text().split("\nplaythrough ")[1:]:
+        head, options = block.splitlines()[:2]
+        seed = int(head.split()[-1])
+        found.append(Setup(game, seats, json.loads(options.removeprefix("options ")), seed))
+    return found
+
+
+def render(game: str, seats: int, *, fresh: bool = False) -> str:
+    """The whole golden file of one game and seat count: the recorded setups replayed (or,
+    ``fresh``, those ``setups`` chooses today)."""
     state_class = STATE_CLASSES[game]
     header = [
         f"# Golden playthroughs of {state_class.game_type.title} with {seats} seats.",
         "# Recorded by tests/playthroughs.py; replayed by tests/test_golden.py. Do not edit.",
     ]
+    chosen = None if fresh else recorded_setups(game, seats)
     body: list[str] = []
-    for setup in setups(state_class.game_type, seats):
+    for setup in chosen if chosen is not None else setups(state_class.game_type, seats):
         body.extend(play(setup))
         body.append("")
     return "\n".join([*header, "", *body])
 
 
 def main() -> None:
-    """Record every golden file again (or only the games named on the command line)."""
-    wanted = set(sys.argv[1:])
+    """Record every golden file again (or only the games named on the command line), with
+    the recorded seeds and options; ``--fresh`` chooses them again."""
+    fresh = "--fresh" in sys.argv[1:]
+    wanted = set(sys.argv[1:]) - {"--fresh"}
     for game, seats in all_files():
         if not wanted or game in wanted:
             path = golden_path(game, seats)
-            path.write_text(render(game, seats))
+            path.write_text(render(game, seats, fresh=fresh))
             print(f"wrote {path}")
 
 

@@ -40,6 +40,9 @@ class GameEntry:
     """Option sets the benchmarks measure besides the defaults."""
     position_of: Callable[[State], Position] | None = None
     """Reads a state's position (``<game>.positions``); None while a game has none yet."""
+    duplicate_options: Mapping[str, OptionValue] = field(default_factory=dict)
+    """Options a duplicate ladder takes unless it names them: those that keep every rotation
+    of a set dealt the same cards (``tests/test_duplicate_deals.py``)."""
 
     @property
     def game_type(self) -> GameType:
@@ -52,5 +55,5 @@ class GameEntry:
     def __post_init__(self) -> None:
         self.game_type.check_seats(self.demo_seats)
         self.game_type.resolve_options(self.short_options)
-        for options in self.whole_game_options:
+        for options in (*self.whole_game_options, self.duplicate_options):
             self.game_type.resolve_options(options)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from cardarena.game.v1.options_pb2 import GameSettings
-from referee.codec.common import options_from_wire
+from referee.codec.common import option_value, options_from_wire
 from referee.games.api import Game, GameType, InvalidOptionsError, State
 from referee.games.entry import GameEntry
 from referee.games.king.entry import ENTRY as KING
@@ -53,6 +53,18 @@ def game_from_settings(settings: GameSettings, num_seats: int | None = None) -> 
     ladder's matches do); ``InvalidOptionsError`` or ``ValueError`` on anything wrong."""
     seats = settings.num_seats if num_seats is None else num_seats
     return make_game(settings.game, seats, options_from_wire(settings.options))
+
+
+def duplicate_settings(settings: GameSettings) -> GameSettings:
+    """``settings`` for a duplicate ladder: its game's ``duplicate_options`` added where the
+    settings do not name them (an unknown game's settings come back as they are)."""
+    entry = ENTRIES.get(settings.game)
+    completed = GameSettings()
+    completed.CopyFrom(settings)
+    for name, value in (entry.duplicate_options if entry else {}).items():
+        if name not in completed.options:
+            completed.options[name].CopyFrom(option_value(value))
+    return completed
 
 
 def codec_for(game: Game) -> GameCodec:

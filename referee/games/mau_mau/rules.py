@@ -10,12 +10,10 @@ player announces a suit (the next discard must be that suit or a Jack) or nothin
 discard may be anything), and two Jacks may be discarded together. A player who cannot discard
 draws one card, loses his turn and is fined 50 points. A discard that leaves one card must carry
 the "last card" announcement, or its player draws 5. When the stock runs out, the discard pile
-under its top card is shuffled into a new stock (by a generator seeded from the deal, not the
-game's: how often play runs the stock out cannot change the deals that follow, so the
-rotations of a duplicate set are dealt the same cards deal after deal). The deal ends when a
-player discards his last card; the losers' hands are counted (J 20, 8 20, 7 15, A 15, K Q 10
-at 10, others face value), doubled if the winner went out with a Jack, quadrupled with two
-Jacks, and doubled again if the start card is a spade. The game runs to a target (default 1,000).
+under its top card is shuffled into a new stock. The deal ends when a player discards his last
+card; the losers' hands are counted (J 20, 8 20, 7 15, A 15, K Q 10 at 10, others face value),
+doubled if the winner went out with a Jack, quadrupled with two Jacks, and doubled again if the
+start card is a spade. The game runs to a target (default 1,000).
 
 Decisions the traditional rules leave open (docs/games/mau-mau.md, decisions): one
 52-card pack (MAU-A2); the first dealer is drawn at random (a seeded draw, as allowed,
@@ -26,11 +24,12 @@ are not multiplied (MAU-A16); the last-card flag is offered only on discards tha
 one card, which is how a false claim is "ignored" (MAU-A18); when the stock and the pile are both
 too small, missing draws lapse (MAU-A7).
 
-The open decisions D-MAU-1..4 are options (``MAU_MAU.options``):
+The open decisions D-MAU-1..5 are options (``MAU_MAU.options``):
 ``cannot_discard`` (D-MAU-1), ``scoring`` and ``target`` (D-MAU-2), ``jack_wild`` (D-MAU-3),
-``seat_range`` (D-MAU-4). The registered seat range is D-MAU-4's default, 2 to 6; the
-alternative "3-6" is checked against the number of seats when a game is created, and "up to 7"
-would need the registered range itself to change, so it is not offered.
+``seat_range`` (D-MAU-4), ``reshuffle`` (D-MAU-5: which generator shuffles a new stock). The
+registered seat range is D-MAU-4's default, 2 to 6; the alternative "3-6" is checked against
+the number of seats when a game is created, and "up to 7" would need the registered range
+itself to change, so it is not offered.
 
 Every fine is charged to the fined seat in the deal's record; ``scoring`` decides who is paid.
 ``MAU_MAU.lower_score_wins`` is True because the default scoring is ``negative``; ``outcome()``
@@ -88,6 +87,7 @@ FORGOT_LAST_CARD_DRAW = 5
 CANNOT_DISCARD_RULES = ("draw_and_end_turn", "draw_then_may_play", "barred_for_deal")
 SCORING_MODES = ("negative", "positive")
 SEAT_RANGES = ("2-6", "3-6")
+RESHUFFLES = ("game_generator", "deal_seeded")
 
 MAU_MAU = GameType(
     name="mau-mau",
@@ -135,6 +135,16 @@ MAU_MAU = GameType(
             " then rejected). An 'up to 7' is not offered: it would change the"
             " registered seat range.",
             choices=SEAT_RANGES,
+        ),
+        OptionSpec(
+            "reshuffle",
+            "game_generator",
+            "D-MAU-5. What shuffles the pile into a new stock: game_generator = the match's"
+            " generator, as every record made before this option replays; deal_seeded = a"
+            " generator seeded from the deal's cards, so how often play ran the stock out"
+            " cannot change the deals that follow (every rotation of a duplicate set is then"
+            " dealt the same cards deal after deal).",
+            choices=RESHUFFLES,
         ),
     ),
 )
@@ -339,6 +349,7 @@ class MauMauState(State):
         self.bars = self.cannot_discard == "barred_for_deal"
         self.negative = options["scoring"] == "negative"
         self.target = int(options["target"])
+        self.deal_seeded_reshuffles = options["reshuffle"] == "deal_seeded"
         self._after_card = _AFTER_CARD[self.jack_wild]
         # Jacks are always playable when wild; otherwise the Jacks held join the legal-moves key.
         self._jack_key = 0 if self.jack_wild else JACKS
@@ -396,7 +407,7 @@ class MauMauState(State):
                     return card  # nothing left anywhere: the remaining draws lapse
                 stock.extend(self.pile[:-1])
                 self.pile = self.pile[-1:]
-                shuffle(stock, self._reshuffle_rng())
+                shuffle(stock, self._reshuffle_rng() if self.deal_seeded_reshuffles else self.rng)
                 self.reshuffles += 1
                 self.deal_reshuffles += 1
             card = stock.pop()
@@ -405,10 +416,10 @@ class MauMauState(State):
         return card
 
     def _reshuffle_rng(self) -> random.Random:
-        """The generator of this deal's next reshuffle, seeded from the deal (its cards in
-        dealing order) and the reshuffles before it in the deal, not drawn from ``rng``: how
-        often play runs the stock out then cannot change the deals that follow, so every
-        rotation of a duplicate set is dealt the same cards deal after deal."""
+        """With ``reshuffle=deal_seeded``: the generator of this deal's next reshuffle, seeded
+        from the deal (its cards in dealing order) and the reshuffles before it in the deal,
+        not drawn from ``rng``: how often play runs the stock out then cannot change the deals
+        that follow, so every rotation of a duplicate set is dealt the same cards."""
         return random.Random(self.deal_key + self.deal_reshuffles.to_bytes(4, "big"))
 
     def current_seat(self) -> int:
