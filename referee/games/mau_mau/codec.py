@@ -24,9 +24,13 @@ from referee.codec.wire import (
 from referee.games.bits import set_bits
 from referee.games.mau_mau.view import (
     ANNOUNCE_SHIFT,
+    DIAMONDS_SHIFT,
     DRAW,
+    HEARTS_SHIFT,
     LAST_CARD,
     PASS,
+    SUIT_BITS,
+    SUIT_SIZE,
     DealResult,
     MauMauObservation,
     MauMauTable,
@@ -53,7 +57,9 @@ _DEALER_TAG = tag(_Obs, "dealer")
 _CLOCKWISE_TAG = tag(_Obs, "clockwise")
 _PHASE_TAG = tag(_Obs, "phase")
 _HAND_FIELD = message_fields(tag(_Obs, "hand"), _CARDS)
-_HAND_CLUBS, _HAND_DIAMONDS, _HAND_HEARTS, _HAND_SPADES = suit_tables(_HAND_FIELD, 13)
+_CLUBS_AND_DIAMONDS = (1 << HEARTS_SHIFT) - 1
+"""The clubs and diamonds of a hand mask (one 30-bit digit of a Python int)."""
+_HAND_CLUBS, _HAND_DIAMONDS, _HAND_HEARTS, _HAND_SPADES = suit_tables(_HAND_FIELD, SUIT_SIZE)
 _SEATS_TAG = tag(_Obs, "seats")
 _START_SUIT_FIELD = FieldMemo(tag(_Obs, "start_suit"))
 _TOP_CARD_FIELD = message_fields(tag(_Obs, "top_card"), _CARDS)
@@ -244,15 +250,15 @@ class MauMauCodec(GameCodec):
                 field = b"".join(map(_PILE_FIELD_OF, pile))
             self._pile, self._pile_field = pile, field
             self._pile_part = self._start_suit + _TOP_CARD_FIELD[pile[-1]] + field
-        low = hand & 0x3FFFFFF  # clubs and diamonds: shifts of a one-digit int are cheaper
-        high = hand >> 26
+        low = hand & _CLUBS_AND_DIAMONDS  # shifts of a one-digit int are cheaper
+        high = hand >> HEARTS_SHIFT
         payload = b"".join(
             [
                 self._head,
-                _HAND_CLUBS[low & 0x1FFF],
-                _HAND_DIAMONDS[low >> 13],
-                _HAND_HEARTS[high & 0x1FFF],
-                _HAND_SPADES[high >> 13],
+                _HAND_CLUBS[low & SUIT_BITS],
+                _HAND_DIAMONDS[low >> DIAMONDS_SHIFT],
+                _HAND_HEARTS[high & SUIT_BITS],
+                _HAND_SPADES[high >> SUIT_SIZE],
                 self._seats_format % hand_sizes
                 if 0 not in hand_sizes
                 else _seats(hand_sizes, table.tallies, fines, barred),
@@ -276,7 +282,7 @@ class MauMauCodec(GameCodec):
         if previous != self._previous_deals:
             self._previous_deals = previous
             self._previous_field = self._previous(previous)
-        start_suit = _START_SUIT_FIELD[table.start_card // 13 + 1]
+        start_suit = _START_SUIT_FIELD[table.start_card // SUIT_SIZE + 1]
         if start_suit != self._start_suit:  # the pile part starts with it
             self._start_suit = start_suit
             self._pile, self._pile_field = (), b""
@@ -303,7 +309,7 @@ class MauMauCodec(GameCodec):
                     obs.hand_sizes, table.tallies, obs.fines, obs.barred, strict=True
                 )
             ],
-            start_suit=table.start_card // 13 + 1,  # type: ignore[arg-type]
+            start_suit=table.start_card // SUIT_SIZE + 1,  # type: ignore[arg-type]
             top_card=_CARDS[obs.discard_pile[-1]],
             discard_pile=[_CARDS[c] for c in obs.discard_pile],
             stock_size=obs.stock_size,
@@ -345,7 +351,7 @@ class MauMauCodec(GameCodec):
         if not 1 <= len(cards) <= 2:
             raise MalformedActionError("a discard is one card or two Jacks")
         if len(cards) == 2 and (
-            cards[0] == cards[1] or any(card % 13 != _JACK_INDEX for card in cards)
+            cards[0] == cards[1] or any(card % SUIT_SIZE != _JACK_INDEX for card in cards)
         ):
             raise MalformedActionError("only two different Jacks may be discarded together")
         announced = int(discard.announced_suit)

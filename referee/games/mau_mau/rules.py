@@ -63,10 +63,15 @@ from referee.games.bits import set_bits
 from referee.games.cards import Rank, StandardDeck, Suit
 from referee.games.mau_mau.view import (
     ANNOUNCE_SHIFT,
+    DIAMONDS_SHIFT,
     DRAW,
+    HEARTS_SHIFT,
     LAST_CARD,
     PASS,
     SECOND_JACK_SHIFT,
+    SPADES_SHIFT,
+    SUIT_BITS,
+    SUIT_SIZE,
     DealResult,
     PenaltyCache,
     TableCache,
@@ -155,10 +160,10 @@ _DECK = StandardDeck.SIZE
 _ALL = (1 << _DECK) - 1
 _ALL_CARDS = frozenset(range(_DECK))
 _JACK = Rank.JACK - 2
-_JACK_IDS = tuple(13 * s + _JACK for s in range(4))
+_JACK_IDS = tuple(SUIT_SIZE * s + _JACK for s in range(4))
 JACKS = sum(1 << c for c in _JACK_IDS)
-_SUIT_MASKS = tuple(0x1FFF << (13 * s) for s in range(4))
-_RANK_MASKS = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
+_SUIT_MASKS = tuple(SUIT_BITS << (SUIT_SIZE * s) for s in range(4))
+_RANK_MASKS = tuple(sum(1 << (SUIT_SIZE * s + r) for s in range(4)) for r in range(SUIT_SIZE))
 
 CARD_POINTS = {
     Rank.JACK: 20,
@@ -177,9 +182,9 @@ CARD_POINTS = {
 }
 """Penalty points of a card left in a loser's hand."""
 
-_POINTS_BY_INDEX = tuple(CARD_POINTS[Rank(r + 2)] for r in range(13))
+_POINTS_BY_INDEX = tuple(CARD_POINTS[Rank(r + 2)] for r in range(SUIT_SIZE))
 _SUIT_POINTS = tuple(
-    sum(_POINTS_BY_INDEX[r] for r in range(13) if m >> r & 1) for m in range(1 << 13)
+    sum(_POINTS_BY_INDEX[r] for r in range(SUIT_SIZE) if m >> r & 1) for m in range(1 << SUIT_SIZE)
 )
 
 
@@ -188,10 +193,10 @@ def hand_points(cards: int | Sequence[int]) -> int:
     if not isinstance(cards, int):
         cards = sum(1 << c for c in set(cards))
     return (
-        _SUIT_POINTS[cards & 0x1FFF]
-        + _SUIT_POINTS[(cards >> 13) & 0x1FFF]
-        + _SUIT_POINTS[(cards >> 26) & 0x1FFF]
-        + _SUIT_POINTS[(cards >> 39) & 0x1FFF]
+        _SUIT_POINTS[cards & SUIT_BITS]
+        + _SUIT_POINTS[(cards >> DIAMONDS_SHIFT) & SUIT_BITS]
+        + _SUIT_POINTS[(cards >> HEARTS_SHIFT) & SUIT_BITS]
+        + _SUIT_POINTS[(cards >> SPADES_SHIFT) & SUIT_BITS]
     )
 
 
@@ -203,7 +208,7 @@ def deal_multiplier(final_jacks: int, start_card: int) -> int:
 
 def playable_after_card(card: int, jack_wild: bool) -> int:
     """Mask of the cards that may follow a non-Jack discard or the start card."""
-    mask = _SUIT_MASKS[card // 13] | _RANK_MASKS[card % 13]
+    mask = _SUIT_MASKS[card // SUIT_SIZE] | _RANK_MASKS[card % SUIT_SIZE]
     return mask | JACKS if jack_wild else mask
 
 
@@ -230,7 +235,7 @@ def _singles(suit: int, bits: int, flag: bool) -> tuple[int, ...]:
     if found is None:
         actions: list[int] = []
         for rank in set_bits(bits):
-            card = 13 * suit + rank
+            card = SUIT_SIZE * suit + rank
             if rank == _JACK:
                 for announce in range(5):
                     _with_flag(actions, card | announce << ANNOUNCE_SHIFT, flag)
@@ -251,10 +256,10 @@ def discard_actions(
     actions: list[int] = []
     if not (barred and hand_size == 1):
         flag = hand_size == 2
-        actions += _singles(0, playable & 0x1FFF, flag)
-        actions += _singles(1, playable >> 13 & 0x1FFF, flag)
-        actions += _singles(2, playable >> 26 & 0x1FFF, flag)
-        actions += _singles(3, playable >> 39 & 0x1FFF, flag)
+        actions += _singles(0, playable & SUIT_BITS, flag)
+        actions += _singles(1, playable >> DIAMONDS_SHIFT & SUIT_BITS, flag)
+        actions += _singles(2, playable >> HEARTS_SHIFT & SUIT_BITS, flag)
+        actions += _singles(3, playable >> SPADES_SHIFT & SUIT_BITS, flag)
     if held_jacks & (held_jacks - 1) and playable & JACKS and not (barred and hand_size == 2):
         jacks = set_bits(held_jacks)
         double_flag = hand_size == 3
@@ -262,7 +267,7 @@ def discard_actions(
             for second in jacks[i + 1 :]:
                 if not playable & (1 << first | 1 << second):
                     continue
-                base = first | (second // 13 + 1) << SECOND_JACK_SHIFT
+                base = first | (second // SUIT_SIZE + 1) << SECOND_JACK_SHIFT
                 for announce in range(5):
                     _with_flag(actions, base | announce << ANNOUNCE_SHIFT, double_flag)
     return tuple(actions)
@@ -490,7 +495,7 @@ class MauMauState(State):
         second = action >> SECOND_JACK_SHIFT & 7
         counts = self.counts
         if second:
-            other = 13 * (second - 1) + _JACK
+            other = SUIT_SIZE * (second - 1) + _JACK
             self.hands[seat] ^= 1 << card | 1 << other
             self.pile += (card, other)
             left = counts[seat] = counts[seat] - 2
@@ -500,11 +505,11 @@ class MauMauState(State):
             left = counts[seat] = counts[seat] - 1
         if left < 2:
             if not left:
-                self._end_deal(seat, 2 if second else int(card % 13 == _JACK))
+                self._end_deal(seat, 2 if second else int(card % SUIT_SIZE == _JACK))
                 return
             if not action & LAST_CARD:
                 self._draw(seat, FORGOT_LAST_CARD_DRAW)
-        rank = card % 13
+        rank = card % SUIT_SIZE
         d = self.direction
         if rank == _JACK:
             announced = self.announced = action >> ANNOUNCE_SHIFT & 7

@@ -29,6 +29,12 @@ SECOND_JACK_SHIFT = 9
 LAST_CARD = 1 << 12
 """Action flag: the "last card" announcement."""
 
+SUIT_SIZE = 13
+"""Cards a suit: card ``SUIT_SIZE * suit + rank index`` (rank index 0 is the 2)."""
+SUIT_BITS = (1 << SUIT_SIZE) - 1
+"""One suit's bits of a card mask, once shifted down by ``SUIT_SIZE * suit``."""
+DIAMONDS_SHIFT, HEARTS_SHIFT, SPADES_SHIFT = SUIT_SIZE, 2 * SUIT_SIZE, 3 * SUIT_SIZE
+
 _JACK = Rank.JACK - 2
 _ALL = (1 << 52) - 1
 _new = tuple.__new__
@@ -41,7 +47,7 @@ def discard_action(
     action = card | announce << ANNOUNCE_SHIFT
     if second_jack is not None:
         first, second = sorted((card, second_jack))
-        action = first | announce << ANNOUNCE_SHIFT | (second // 13 + 1) << SECOND_JACK_SHIFT
+        action = first | announce << ANNOUNCE_SHIFT | (second // SUIT_SIZE + 1) << SECOND_JACK_SHIFT
     return action | LAST_CARD if last_card else action
 
 
@@ -51,7 +57,7 @@ def action_cards(action: int) -> tuple[int, ...]:
         return ()
     first = action & 63
     second = action >> SECOND_JACK_SHIFT & 7
-    return (first,) if not second else (first, 13 * (second - 1) + _JACK)
+    return (first,) if not second else (first, SUIT_SIZE * (second - 1) + _JACK)
 
 
 @dataclass(frozen=True)
