@@ -11,6 +11,9 @@ CPU, fresh client processes take turns, each for the same window, over several r
 - ``referee+metrics``: the same with Prometheus metrics on (an isolated registry);
 - ``stream_echo``: the raw client multiplexing its calls over one open bidirectional stream
   per server port (issue 20's baseline: what a message on an open stream costs);
+- ``stream_echo_batched``: the same, batched as the referee's stream and the bots: each
+  exchange a frame of a repeated field, every frame ready written as one gRPC message, both
+  ways (the like-for-like baseline for the batching referee);
 - ``referee_stream_in``: the referee against the same trivial bots over their ``Play`` stream
   (``stream://``: the referee dials, one stream per bot, every match on it); the bots write
   the answers ready together as one batch (as botkit does), and so does the referee;
@@ -21,9 +24,10 @@ CPU, fresh client processes take turns, each for the same window, over several r
 
 Figures are medians over the rounds. The headline is referee decisions/s ÷ echo calls/s (the
 issue's target is >= 0.8; for the streaming referees ÷ ``stream_echo``, and ≥ 2.5 × the unary
-referee) and the per-decision client CPU of each; the metrics line gives the
-per-decision overhead of metrics, from the same runs, and from a micro-measurement of the exact
-metric calls the runner makes per decision (target < 5%).
+referee; each streaming referee also ÷ ``stream_echo_batched``, with the mean frames per gRPC
+message each way, the echo's and the referee's) and the per-decision client CPU of each; the
+metrics line gives the per-decision overhead of metrics, from the same runs, and from a
+micro-measurement of the exact metric calls the runner makes per decision (target < 5%).
 
     python benchmarks/referee.py                       # oh-hell 4p, 64 in flight, 3 rounds
     python benchmarks/referee.py --game king --concurrency 256 --rounds 5
@@ -88,6 +92,8 @@ def referee_client(args: argparse.Namespace) -> dict[str, float]:
     mark: dict[str, float] = {}
     seeds = itertools.count(1)
 
+    batches = count_batches() if args.stream or args.listen or args.relay else None
+
     def on_move(match: object, log: object) -> None:
         counts["decisions"] += 1
         if getattr(log, "fault", None) is not None:
@@ -146,7 +152,44 @@ def referee_client(args: argparse.Namespace) -> dict[str, float]:
                 await aio_bridge.await_aio(lambda: server.stop(0))
 
     aio_bridge.run(main)
+    if batches is not None:
+        mark["batch_out"] = batches["frames_out"] / max(batches["writes"], 1)
+        mark["batch_in"] = batches["frames_in"] / max(batches["reads"], 1)
     return mark
+
+
+def count_batches() -> dict[str, int]:
+    """Count, over the run, the referee's stream writes and the frames they carry, and the
+    bots' messages read and the answers they carry: the real stream code, wrapped in place
+    (a counter each, nothing else changes)."""
+    from referee import bot_stream
+
+    counts = dict.fromkeys(["writes", "frames_out", "reads", "frames_in"], 0)
+    batch, send = bot_stream._batch, bot_stream.Link.send
+    deliver, deliver_one = bot_stream.StreamBot.deliver, bot_stream.StreamBot._deliver_one
+
+    async def counted_batch(queue: Any) -> bytes:
+        data = await batch(queue)
+        counts["writes"] += 1
+        return data
+
+    def counted_send(link: Any, data: bytes) -> None:
+        counts["frames_out"] += 1
+        send(link, data)
+
+    def counted_deliver(bot: Any, link: Any, raw: bytes) -> Any:
+        counts["reads"] += 1
+        return deliver(bot, link, raw)
+
+    def counted_deliver_one(bot: Any, link: Any, message: Any) -> Any:
+        counts["frames_in"] += 1
+        return deliver_one(bot, link, message)
+
+    setattr(bot_stream, "_batch", counted_batch)  # noqa: B010 - wrapped in place, on purpose
+    setattr(bot_stream.Link, "send", counted_send)  # noqa: B010
+    setattr(bot_stream.StreamBot, "deliver", counted_deliver)  # noqa: B010
+    setattr(bot_stream.StreamBot, "_deliver_one", counted_deliver_one)  # noqa: B010
+    return counts
 
 
 async def listen_for_bots(pool: Any, port: int) -> Any:
@@ -215,6 +258,7 @@ LABELS = {
     "referee": "referee",
     "metrics": "referee + metrics",
     "stream_echo": "raw stream echo",
+    "stream_echo_batched": "raw stream echo, batched",
     "referee_stream_in": "referee, streams in",
     "referee_stream_in_single": "referee, in, unbatched",
     "referee_stream_out": "referee, streams out",
@@ -224,12 +268,16 @@ LABELS = {
 
 STREAMED = (
     "stream_echo",
+    "stream_echo_batched",
     "referee_stream_in",
     "referee_stream_in_single",
     "referee_stream_out",
     "referee_stream_relayed",
 )
 """Variants whose × column is against ``stream_echo`` (the others: against ``echo``)."""
+
+STREAMING_REFEREES = STREAMED[2:]
+"""The referee over streams: also against ``stream_echo_batched``, batch sizes reported."""
 
 
 def free_port() -> int:
@@ -355,6 +403,9 @@ def main() -> None:
             "referee": partial(run_client, me, bots.process.pid),
             "metrics": partial(run_client, [*me, "--metrics"], bots.process.pid),
             "stream_echo": partial(run_client, [*echo_client, "--stream"], echo.process.pid),
+            "stream_echo_batched": partial(
+                run_client, [*echo_client, "--stream", "--batched"], echo.process.pid
+            ),
             "referee_stream_in": partial(run_client, [*me, "--stream"], bots.process.pid),
             "referee_stream_in_single": partial(
                 run_client,
@@ -386,6 +437,11 @@ def main() -> None:
 
     echo_rate = figure("echo", "rate")
     stream_echo_rate = figure("stream_echo", "rate")
+    batched_echo_rate = figure("stream_echo_batched", "rate")
+
+    def mean_batch(name: str, way: str) -> float:
+        return statistics.median(run.get(way, 0.0) for run in results[name])
+
     print(
         f"{args.game} {args.seats}p, {args.concurrency} in flight, request {request_bytes} B, "
         f"answer {reply_bytes} B, {args.rounds} round(s) of {args.seconds:g} s, "
@@ -409,6 +465,12 @@ def main() -> None:
             "server_us_per_call": figure(name, "server_us"),
             "faults": sum(run.get("faults", 0) for run in results[name]),
         }
+        if name in STREAMED:
+            row["ratio_to_stream_echo_batched"] = figure(name, "rate") / batched_echo_rate
+        if name in STREAMING_REFEREES or name == "stream_echo_batched":
+            row["batch_out"], row["batch_in"] = (
+                mean_batch(name, w) for w in ("batch_out", "batch_in")
+            )
         if name == "referee_stream_relayed":  # the relay's CPU in the measured window
             row["relay_us_per_call"] = statistics.median(
                 run["relay_cpu_s"] / max(run["calls"], 1) * 1e6 for run in results[name]
@@ -420,11 +482,17 @@ def main() -> None:
             f"{row['server_us_per_call']:15.1f}"
         )
     unary_rate = figure("referee", "rate")
-    for name in STREAMED[1:]:
+    print(
+        f"{LABELS['stream_echo_batched']}: {mean_batch('stream_echo_batched', 'batch_out'):.1f} "
+        f"requests and {mean_batch('stream_echo_batched', 'batch_in'):.1f} replies a gRPC message"
+    )
+    for name in STREAMING_REFEREES:
         print(
             f"{LABELS[name]}: {figure(name, 'rate') / unary_rate:.2f} × the unary referee "
             f"(target ≥ 2.5), {figure(name, 'rate') / stream_echo_rate:.2f} × stream_echo "
-            "(target ≥ 0.8)"
+            f"(target ≥ 0.8), {figure(name, 'rate') / batched_echo_rate:.2f} × "
+            f"stream_echo_batched; {mean_batch(name, 'batch_out'):.1f} requests and "
+            f"{mean_batch(name, 'batch_in'):.1f} answers a gRPC message"
         )
     relayed = rows[-1]
     print(f"relay process: {relayed.get('relay_us_per_call', 0):.0f} µs CPU per relayed decision")
