@@ -76,19 +76,17 @@ def main() -> None:
         decisions = play(args.game, args.seats, 2 if args.quick else args.games, args.warm)
         print(f"decisions {decisions}")
         return
-    rows = []
-    for tree in args.trees:
-        instructions, decisions = count(tree.resolve(), args)
-        rows.append(
-            {"tree": str(tree), "instructions": instructions, "decisions": decisions}
-            | {"per_decision": instructions / decisions}
-        )
-    first = rows[0]["per_decision"]
+    counts = {str(tree): count(tree.resolve(), args) for tree in args.trees}
+    per_decision = {tree: total / decisions for tree, (total, decisions) in counts.items()}
+    first = per_decision[str(args.trees[0])]
     print(f"{args.game} {args.seats}p, {args.games} seeded games, instructions per decision:")
-    for row in rows:
-        ratio = row["per_decision"] / first
-        print(f"  {row['tree']}: {row['per_decision']:,.0f} ({ratio:.3f} × the first)")
+    for tree, figure in per_decision.items():
+        print(f"  {tree}: {figure:,.0f} ({figure / first:.3f} × the first)")
     if args.json:
+        rows = [
+            {"tree": tree, "instructions": total, "decisions": decisions}
+            for tree, (total, decisions) in counts.items()
+        ]
         args.json.write_text(json.dumps(rows, indent=2))
 
 
