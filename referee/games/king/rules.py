@@ -149,7 +149,7 @@ KINGS_AND_JACKS_MASK = sum(
 QUEENS_MASK = sum(1 << StandardDeck.card(suit, Rank.QUEEN) for suit in Suit)
 FULL_DECK_MASK = (1 << NUM_CARDS) - 1
 NO_SUIT = -1
-"""``trump`` and ``lead_restriction`` when there is none."""
+"""``trump``, ``lead_restriction`` and ``led_suit`` (between tricks) when there is none."""
 
 PENALTY_CARDS = {
     NO_HEARTS: HEARTS_MASK,
@@ -292,18 +292,25 @@ _BEATERS = tuple(
 """``_BEATERS[trump][best]``: the cards that ``beats`` ``best`` under those trumps, as a mask.
 No trumps (``NO_SUIT``, -1) is the last entry, so indexing by the trump suit finds it; a hand
 keeps its row as ``KingState.beaters``."""
-_VOID_OF_CLUBS = FULL_DECK_MASK & ~SUIT_MASKS[0]
+
+
+def _duty(hand: int, led_suit: int, kh_rule: bool, lead_restriction: int) -> int:
+    """What ``playable`` makes the holder of ``hand`` play if it holds any of it: 0 for no duty
+    (every card of ``hand`` playable)."""
+    cards = playable(hand, led_suit, kh_rule, lead_restriction)
+    return 0 if cards == hand else cards
+
+
 _VOID_DUTY = tuple(
-    duty if duty != _VOID_OF_CLUBS else FULL_DECK_MASK
-    for duty in (playable(_VOID_OF_CLUBS, 0, kh_rule, NO_SUIT) for kh_rule in (False, True))
+    _duty(FULL_DECK_MASK & ~SUIT_MASKS[0], 0, kh_rule, NO_SUIT) for kh_rule in (False, True)
 )
-"""``_VOID_DUTY[kh_rule]``: what ``playable`` makes a seat void in the led suit play if it holds
-any (the K♥ under the K♥ rule; the whole deck, so the whole hand, without it)."""
-_LEAD_DUTY = tuple(playable(FULL_DECK_MASK, NO_SUIT, False, suit) for suit in (0, 1, 2, 3, NO_SUIT))
-"""``_LEAD_DUTY[lead_restriction]``: what ``playable`` makes a seat lead if it holds any (every
-suit but the restricted one; the whole deck with no restriction, the last entry). With these a
-card's legality is ``hand & duty or hand``, as following suit is ``hand & SUIT_MASKS[led]``:
-``legal_actions`` and ``apply`` run at every card and a call there costs more than the rule."""
+"""``_VOID_DUTY[kh_rule]``: what a seat void in the led suit must play if it holds any (the K♥
+under the K♥ rule; 0, no duty, without it)."""
+_LEAD_DUTY = tuple(_duty(FULL_DECK_MASK, NO_SUIT, False, suit) for suit in (0, 1, 2, 3, NO_SUIT))
+"""``_LEAD_DUTY[lead_restriction]``: what a seat must lead if it holds any (every suit but the
+restricted one; 0 with no restriction, the last entry). With these a card's legality is
+``hand & duty or hand``, as following suit is ``hand & SUIT_MASKS[led]``: ``legal_actions`` and
+``apply`` run at every card and a call there costs more than the rule."""
 _PASS_ONLY = (PASS,)
 _TRUMPS = tuple(TRUMP_BASE + s for s in range(4))
 _TRUMPS_OR_OPT_OUT = (*_TRUMPS, OPT_OUT)
@@ -426,8 +433,8 @@ class KingState(State):
         if self.phase != PHASE_PLAY:
             return self._legal_calls(seat)
         hand = self.hands[seat]
-        if self.trick:
-            led = self.led_suit
+        led = self.led_suit
+        if led >= 0:  # a trick under way (``NO_SUIT`` is -1)
             follow = hand >> SUIT_SIZE * led & SUIT_BITS
             if follow:  # the led suit, straight from its table
                 return SUIT_CARDS[led][follow]
@@ -492,9 +499,10 @@ class KingState(State):
             raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
         hand = self.hands[seat]
         bit = _BITS[action]
+        led = self.led_suit
         # ``playable``, from its tables (see ``_LEAD_DUTY``)
-        if self.trick:
-            legal = hand & SUIT_MASKS[self.led_suit] or hand & _VOID_DUTY[self.kh_rule] or hand
+        if led >= 0:
+            legal = hand & SUIT_MASKS[led] or hand & _VOID_DUTY[self.kh_rule] or hand
         else:
             legal = hand & _LEAD_DUTY[self.lead_restriction] or hand
         if not legal & bit:
@@ -504,13 +512,12 @@ class KingState(State):
         self.hand_sizes[seat] -= 1
         trick = self.trick
         trick.append(action)
-        played = len(trick)
-        if played == 1:
+        if led < 0:
             self.win_card, self.win_seat = action, seat
             self.led_suit = action // SUIT_SIZE
         elif self.beaters[self.win_card] & bit:
             self.win_card, self.win_seat = action, seat
-        if played < NUM_SEATS:
+        if len(trick) < NUM_SEATS:
             self.to_act = (seat + 1) % NUM_SEATS
         else:
             self._take_trick()
@@ -526,6 +533,7 @@ class KingState(State):
         self.completed_tricks.append((self.trick_leader, tuple(trick), winner))
         self.trick_changes += 1
         self.trick = []
+        self.led_suit = NO_SUIT
         self.to_act = self.trick_leader = winner
         penalty = self.penalty_mask  # 0 unless the hand may stop once its penalty cards are out
         if len(self.completed_tricks) == NUM_TRICKS or (
