@@ -311,6 +311,8 @@ _LEAD_DUTY = tuple(_duty(FULL_DECK_MASK, NO_SUIT, False, suit) for suit in (0, 1
 restricted one; 0 with no restriction, the last entry). With these a card's legality is
 ``hand & duty or hand``, as following suit is ``hand & SUIT_MASKS[led]``: ``legal_actions`` and
 ``apply`` run at every card and a call there costs more than the rule."""
+_NEXT_SEAT = tuple((seat + 1) % NUM_SEATS for seat in range(NUM_SEATS))
+"""``_NEXT_SEAT[seat]``: the seat on its left, who plays next unless the trick is complete."""
 _PASS_ONLY = (PASS,)
 _TRUMPS = tuple(TRUMP_BASE + s for s in range(4))
 _TRUMPS_OR_OPT_OUT = (*_TRUMPS, OPT_OUT)
@@ -441,10 +443,11 @@ class KingState(State):
             hand = hand & _VOID_DUTY[self.kh_rule] or hand
         else:
             hand = hand & _LEAD_DUTY[self.lead_restriction] or hand
+        bits = SUIT_BITS
         return (  # cards_of(hand), listed in place: it runs at every lead and discard
-            _CLUBS[hand & SUIT_BITS]
-            + _DIAMONDS[hand >> DIAMONDS_SHIFT & SUIT_BITS]
-            + _HEARTS[hand >> HEARTS_SHIFT & SUIT_BITS]
+            _CLUBS[hand & bits]
+            + _DIAMONDS[hand >> DIAMONDS_SHIFT & bits]
+            + _HEARTS[hand >> HEARTS_SHIFT & bits]
             + _SPADES[hand >> SPADES_SHIFT]
         )
 
@@ -517,8 +520,9 @@ class KingState(State):
             self.led_suit = action // SUIT_SIZE
         elif self.beaters[self.win_card] & bit:
             self.win_card, self.win_seat = action, seat
-        if len(trick) < NUM_SEATS:
-            self.to_act = (seat + 1) % NUM_SEATS
+        next_seat = _NEXT_SEAT[seat]
+        if next_seat != self.trick_leader:
+            self.to_act = next_seat
         else:
             self._take_trick()
 
