@@ -2,13 +2,16 @@
 
 Plays ``--games`` seeded random games of one game through the bare engine (``new_state``, then
 ``legal_actions`` + ``apply`` until the end, as ``engine.py`` does) inside ``itertools.starmap``,
-so that callgrind (``--toggle-collect=starmap_next``) counts just those calls; ``--warm`` games
+(or, with ``--stage``, one of ``decision_cost.py``'s stages: ``observe`` adds
+``observe(seat)``, ``runner`` the runner's ``RequestEncoder.encode`` of every request), so that
+callgrind (``--toggle-collect=starmap_next``) counts just those calls; ``--warm`` games
 run first, uncounted. The same binary and inputs give the same count (``PYTHONHASHSEED`` is
 fixed), so two versions of the code compare exactly: pass each source tree to ``--trees``
 (``git worktree add /tmp/base COMMIT``) and they are counted in the same run.
 
     python benchmarks/instructions.py --game king                  # this tree
     python benchmarks/instructions.py --game king --trees /tmp/base .
+    python benchmarks/instructions.py --game king --stage runner --trees /tmp/base .
     python benchmarks/instructions.py --quick                      # 2 games, no valgrind needed
 """
 
@@ -22,18 +25,33 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.decision_cost import Stage, stage_observe, stage_request  # noqa: E402
 from benchmarks.engine import playout  # noqa: E402
+from referee.games.api import Game  # noqa: E402
 from referee.games.registry import make_game  # noqa: E402
 
 
-def play(game: str, seats: int, games: int, warm: int) -> int:
+def stage_runner(game: Game) -> Stage:
+    """Engine + the runner's encoded request at every decision (``decision_cost.py``)."""
+    return stage_request(game, runner=True)
+
+
+STAGES: dict[str, Callable[[Game], Stage]] = {
+    "engine": playout,
+    "observe": stage_observe,
+    "runner": stage_runner,
+}
+
+
+def play(game: str, seats: int, stage: str, games: int, warm: int) -> int:
     """Decisions in ``games`` seeded games (seeds 0..games-1), after ``warm`` others."""
-    play_one = playout(make_game(game, seats))
+    play_one = STAGES[stage](make_game(game, seats))
     for seed in range(games, games + warm):
         play_one(seed)
     return sum(itertools.starmap(play_one, ((seed,) for seed in range(games))))
@@ -48,7 +66,7 @@ def count(tree: Path, args: argparse.Namespace) -> tuple[int, int]:
             *("--toggle-collect=starmap_next", f"--callgrind-out-file={out}"),
             *(sys.executable, str(tree / "benchmarks" / "instructions.py"), "--play"),
             *("--game", args.game, "--seats", str(args.seats)),
-            *("--games", str(args.games), "--warm", str(args.warm)),
+            *("--stage", args.stage, "--games", str(args.games), "--warm", str(args.warm)),
         ]
         env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(tree)}
         done = subprocess.run(command, env=env, cwd=tree, capture_output=True, text=True)
@@ -65,6 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="king")
     parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument("--stage", choices=STAGES, default="engine")
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--warm", type=int, default=5)
     parser.add_argument("--trees", nargs="+", type=Path, default=[ROOT])
@@ -73,13 +92,15 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.play or args.quick:
-        decisions = play(args.game, args.seats, 2 if args.quick else args.games, args.warm)
+        games = 2 if args.quick else args.games
+        decisions = play(args.game, args.seats, args.stage, games, args.warm)
         print(f"decisions {decisions}")
         return
     counts = {str(tree): count(tree.resolve(), args) for tree in args.trees}
     per_decision = {tree: total / decisions for tree, (total, decisions) in counts.items()}
     first = per_decision[str(args.trees[0])]
-    print(f"{args.game} {args.seats}p, {args.games} seeded games, instructions per decision:")
+    games = f"{args.games} seeded games"
+    print(f"{args.game} {args.seats}p, {games}, {args.stage}: instructions per decision")
     for tree, figure in per_decision.items():
         print(f"  {tree}: {figure:,.0f} ({figure / first:.3f} × the first)")
     if args.json:
