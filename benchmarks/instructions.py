@@ -1,13 +1,14 @@
 """Machine instructions per engine decision, counted by valgrind (deterministic, unlike time).
 
 Plays ``--games`` seeded random games of one game through the bare engine (``new_state``, then
-``legal_actions`` + ``apply`` until the end, as ``engine.py`` does) inside ``itertools.starmap``,
-(or, with ``--stage``, one of ``decision_cost.py``'s stages: ``observe`` adds
-``observe(seat)``, ``runner`` the runner's ``RequestEncoder.encode`` of every request), so that
-callgrind (``--toggle-collect=starmap_next``) counts just those calls; ``--warm`` games
-run first, uncounted. The same binary and inputs give the same count (``PYTHONHASHSEED`` is
-fixed), so two versions of the code compare exactly: pass each source tree to ``--trees``
-(``git worktree add /tmp/base COMMIT``) and they are counted in the same run.
+``legal_actions`` + ``apply`` until the end, as ``engine.py`` does; or, with ``--stage``, one of
+``decision_cost.py``'s stages: ``observe`` adds ``observe(seat)``, ``runner`` the runner's
+``RequestEncoder.encode`` of every request) inside ``itertools.starmap``, so that callgrind
+(``--toggle-collect=starmap_next``) counts just those calls. ``--warm`` games run first,
+uncounted, then the collector is frozen (``gc.freeze``): else whether a full collection falls
+in the count moves it by several percent. The same binary and inputs give the same count
+(``PYTHONHASHSEED`` is fixed), so two versions of the code compare exactly: pass each source
+tree to ``--trees`` (``git worktree add /tmp/base COMMIT``) and they are counted in one run.
 
     python benchmarks/instructions.py --game king                  # this tree
     python benchmarks/instructions.py --game king --trees /tmp/base .
@@ -18,6 +19,7 @@ fixed), so two versions of the code compare exactly: pass each source tree to ``
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import os
@@ -54,6 +56,10 @@ def play(game: str, seats: int, stage: str, games: int, warm: int) -> int:
     play_one = STAGES[stage](make_game(game, seats))
     for seed in range(games, games + warm):
         play_one(seed)
+    # The start-up's objects out of the collector's way: else whether a full collection, which
+    # walks every object, falls inside the count moves it by several percent with the imports.
+    gc.collect()
+    gc.freeze()
     return sum(itertools.starmap(play_one, ((seed,) for seed in range(games))))
 
 
