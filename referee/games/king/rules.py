@@ -149,7 +149,7 @@ KINGS_AND_JACKS_MASK = sum(
 QUEENS_MASK = sum(1 << StandardDeck.card(suit, Rank.QUEEN) for suit in Suit)
 FULL_DECK_MASK = (1 << NUM_CARDS) - 1
 NO_SUIT = -1
-"""``trump`` and ``lead_restriction`` when there is none."""
+"""``trump``, ``lead_restriction`` and ``led_suit`` (between tricks) when there is none."""
 
 PENALTY_CARDS = {
     NO_HEARTS: HEARTS_MASK,
@@ -259,6 +259,23 @@ def priority(seat: int, dealer: int) -> int:
     return (seat - dealer) % NUM_SEATS
 
 
+def playable(hand: int, led_suit: int, kh_rule: bool, lead_restriction: int) -> int:
+    """The cards of ``hand`` its seat may play, as a mask, with ``led_suit`` led (``NO_SUIT``
+    for a lead): the led suit if it holds any; else, under the K♥ rule (hand 5), the K♥ if held;
+    a lead of the ``lead_restriction`` suit (hearts in hands 2 and 5, trumps with
+    ``trump_lead_restricted``) only with nothing else."""
+    if led_suit != NO_SUIT:
+        follow = hand & SUIT_MASKS[led_suit]
+        if follow:
+            return follow
+        if kh_rule and hand & KING_OF_HEARTS_BIT:
+            return KING_OF_HEARTS_BIT
+        return hand
+    if lead_restriction != NO_SUIT and hand & ~SUIT_MASKS[lead_restriction]:
+        return hand & ~SUIT_MASKS[lead_restriction]
+    return hand
+
+
 # -- tables for the hot path, built from the functions above --------------------------------------
 
 _CLUBS, _DIAMONDS, _HEARTS, _SPADES = SUIT_CARDS
@@ -275,6 +292,27 @@ _BEATERS = tuple(
 """``_BEATERS[trump][best]``: the cards that ``beats`` ``best`` under those trumps, as a mask.
 No trumps (``NO_SUIT``, -1) is the last entry, so indexing by the trump suit finds it; a hand
 keeps its row as ``KingState.beaters``."""
+
+
+def _duty(hand: int, led_suit: int, kh_rule: bool, lead_restriction: int) -> int:
+    """What ``playable`` makes the holder of ``hand`` play if it holds any of it: 0 for no duty
+    (every card of ``hand`` playable)."""
+    cards = playable(hand, led_suit, kh_rule, lead_restriction)
+    return 0 if cards == hand else cards
+
+
+_VOID_DUTY = tuple(
+    _duty(FULL_DECK_MASK & ~SUIT_MASKS[0], 0, kh_rule, NO_SUIT) for kh_rule in (False, True)
+)
+"""``_VOID_DUTY[kh_rule]``: what a seat void in the led suit must play if it holds any (the K♥
+under the K♥ rule; 0, no duty, without it)."""
+_LEAD_DUTY = tuple(_duty(FULL_DECK_MASK, NO_SUIT, False, suit) for suit in (0, 1, 2, 3, NO_SUIT))
+"""``_LEAD_DUTY[lead_restriction]``: what a seat must lead if it holds any (every suit but the
+restricted one; 0 with no restriction, the last entry). With these a card's legality is
+``hand & duty or hand``, as following suit is ``hand & SUIT_MASKS[led]``: ``legal_actions`` and
+``apply`` run at every card and a call there costs more than the rule."""
+_NEXT_SEAT = tuple((seat + 1) % NUM_SEATS for seat in range(NUM_SEATS))
+"""``_NEXT_SEAT[seat]``: the seat on its left, who plays next unless the trick is complete."""
 _PASS_ONLY = (PASS,)
 _TRUMPS = tuple(TRUMP_BASE + s for s in range(4))
 _TRUMPS_OR_OPT_OUT = (*_TRUMPS, OPT_OUT)
@@ -397,35 +435,21 @@ class KingState(State):
         if self.phase != PHASE_PLAY:
             return self._legal_calls(seat)
         hand = self.hands[seat]
-        if self.trick:
-            led = self.led_suit
+        led = self.led_suit
+        if led >= 0:  # a trick under way (``NO_SUIT`` is -1)
             follow = hand >> SUIT_SIZE * led & SUIT_BITS
             if follow:  # the led suit, straight from its table
                 return SUIT_CARDS[led][follow]
-        elif self.lead_restriction == NO_SUIT:  # a free lead: the whole hand, as cards_of(hand)
-            return (
-                _CLUBS[hand & SUIT_BITS]
-                + _DIAMONDS[hand >> DIAMONDS_SHIFT & SUIT_BITS]
-                + _HEARTS[hand >> HEARTS_SHIFT & SUIT_BITS]
-                + _SPADES[hand >> SPADES_SHIFT]
-            )
-        return cards_of(self._playable(hand))
-
-    def _playable(self, hand: int) -> int:
-        """The cards of ``hand`` the seat to act may play now, as a mask: the led suit if it
-        holds any; else, in hand 5, the K♥; a lead of the restricted suit (hearts in hands 2 and
-        5, trumps with ``trump_lead_restricted``) only with nothing else."""
-        if self.trick:
-            follow = hand & SUIT_MASKS[self.led_suit]
-            if follow:
-                return follow
-            if self.kh_rule and hand & KING_OF_HEARTS_BIT:
-                return KING_OF_HEARTS_BIT
-            return hand
-        restriction = self.lead_restriction
-        if restriction != NO_SUIT and hand & ~SUIT_MASKS[restriction]:
-            return hand & ~SUIT_MASKS[restriction]
-        return hand
+            hand = hand & _VOID_DUTY[self.kh_rule] or hand
+        else:
+            hand = hand & _LEAD_DUTY[self.lead_restriction] or hand
+        bits = SUIT_BITS
+        return (  # cards_of(hand), listed in place: it runs at every lead and discard
+            _CLUBS[hand & bits]
+            + _DIAMONDS[hand >> DIAMONDS_SHIFT & bits]
+            + _HEARTS[hand >> HEARTS_SHIFT & bits]
+            + _SPADES[hand >> SPADES_SHIFT]
+        )
 
     def _why_illegal(self, seat: int, card: int) -> str:
         name = StandardDeck.name(card)
@@ -478,23 +502,27 @@ class KingState(State):
             raise IllegalActionError(f"seat {seat} may not {self.describe_action(action)} now")
         hand = self.hands[seat]
         bit = _BITS[action]
-        # Following suit and a free lead need no more than holding the card; else ``_playable``.
-        free = bit & SUIT_MASKS[self.led_suit] if self.trick else self.lead_restriction == NO_SUIT
-        if not hand & bit or (not free and not self._playable(hand) & bit):
+        led = self.led_suit
+        # ``playable``, from its tables (see ``_LEAD_DUTY``)
+        if led >= 0:
+            legal = hand & SUIT_MASKS[led] or hand & _VOID_DUTY[self.kh_rule] or hand
+        else:
+            legal = hand & _LEAD_DUTY[self.lead_restriction] or hand
+        if not legal & bit:
             raise IllegalActionError(self._why_illegal(seat, action))
         # The card goes to the trick (kept in this one frame: it runs at every card).
         self.hands[seat] = hand ^ bit
         self.hand_sizes[seat] -= 1
         trick = self.trick
         trick.append(action)
-        played = len(trick)
-        if played == 1:
+        if led < 0:
             self.win_card, self.win_seat = action, seat
             self.led_suit = action // SUIT_SIZE
         elif self.beaters[self.win_card] & bit:
             self.win_card, self.win_seat = action, seat
-        if played < NUM_SEATS:
-            self.to_act = (seat + 1) % NUM_SEATS
+        next_seat = _NEXT_SEAT[seat]
+        if next_seat != self.trick_leader:
+            self.to_act = next_seat
         else:
             self._take_trick()
 
@@ -509,6 +537,7 @@ class KingState(State):
         self.completed_tricks.append((self.trick_leader, tuple(trick), winner))
         self.trick_changes += 1
         self.trick = []
+        self.led_suit = NO_SUIT
         self.to_act = self.trick_leader = winner
         penalty = self.penalty_mask  # 0 unless the hand may stop once its penalty cards are out
         if len(self.completed_tricks) == NUM_TRICKS or (
