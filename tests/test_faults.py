@@ -101,13 +101,19 @@ def test_a_slow_bot_pays_from_its_bank_until_the_bank_is_gone(
     with misbehaving_bot("sleep", "--sleep-ms", "300", "--after", "1", "--times", "4") as bad:
         record = play(spec_with(bad, two_random_bots, time_control=control))
     moves = [move for move in record.moves if move.seat == 0]
-    # Moves 2 and 3 overrun by ~200 ms each and are paid from the 500 ms bank.
-    assert moves[1].fault == moves[2].fault == 0
-    assert moves[0].time_bank_ms == 500
-    assert 50 <= moves[2].time_bank_ms < moves[1].time_bank_ms < 500
-    # Move 4 needs 200 ms more than the ~100 ms left: the bank is exhausted, then it is empty.
-    assert moves[3].fault == record_pb2.FAULT_KIND_TIME_BANK_EXHAUSTED
-    assert moves[3].time_bank_ms == 0
+    assert moves[0].time_bank_ms == 500  # the first answer is quick
+    # Each slow answer overruns the move time by 200 ms or more (more on a loaded machine, so
+    # where the bank runs out is not fixed): the first is paid from the bank, the bank only
+    # shrinks, and four overruns cannot fit in 500 ms, so by the third it is exhausted, once.
+    slow = moves[1:5]
+    assert slow[0].fault == 0 and 0 < slow[0].time_bank_ms < 500
+    banks = [move.time_bank_ms for move in slow]
+    assert banks == sorted(banks, reverse=True)
+    exhausted = [i for i, move in enumerate(slow) if move.fault]
+    assert exhausted[:1] in ([1], [2]), [move.fault for move in slow]
+    first = exhausted[0]
+    assert slow[first].fault == record_pb2.FAULT_KIND_TIME_BANK_EXHAUSTED
+    assert slow[first].time_bank_ms == 0
     assert moves[4].fault == record_pb2.FAULT_KIND_TIMEOUT
     assert all(move.fault == 0 for move in moves[5:])
     assert record.status == record_pb2.MATCH_STATUS_COMPLETED
