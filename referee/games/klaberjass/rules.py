@@ -228,12 +228,16 @@ _COMPLETION_TO_ELDER = itemgetter(13, 14, 15)
 _COMPLETION_TO_DEALER = itemgetter(16, 17, 18)
 STOCK_AT = 19
 """Where the stock starts once the deal is complete; its last card is the bottom card."""
-_CARD_BITS = tuple(card_bit(card) for card in range(DECK_SIZE))
+_CARD_BIT = tuple(card_bit(card) for card in range(DECK_SIZE)).__getitem__
+"""``card_bit`` from a table, for ``_dealt``."""
 
 
-def _dealt(cards: Sequence[int], packet: itemgetter[Any]) -> int:
-    """The cards of a packet of the deck (``packet`` picks their places) as a mask."""
-    return sum(map(_CARD_BITS.__getitem__, packet(cards)))
+def _dealt(
+    cards: Sequence[int], to_elder: itemgetter[Any], to_dealer: itemgetter[Any]
+) -> tuple[int, int]:
+    """The non-dealer's and the dealer's packets of the deck (each ``itemgetter`` picks their
+    places) as masks."""
+    return sum(map(_CARD_BIT, to_elder(cards))), sum(map(_CARD_BIT, to_dealer(cards)))
 
 
 def suit_byte(hand: int, suit: int) -> int:
@@ -294,16 +298,19 @@ def bella_cards(trump: int) -> tuple[int, int]:
     return suit_card(trump, RK), suit_card(trump, RQ)
 
 
+_BELLA_CARDS = tuple(bella_cards(trump) for trump in range(SUITS))
+_BELLA_MASK = tuple(sum(map(card_bit, cards)) for cards in _BELLA_CARDS)
+"""``[trump]``: the K and Q of trumps (``bella_cards``) as a mask."""
+_SEVEN_OF_TRUMPS = tuple(suit_card(trump, R7) for trump in range(SUITS))
+
+
 def bella_holder(hands: Sequence[int], trump: int) -> int:
     """The seat holding both K and Q of trumps in ``hands``; -1 if neither does."""
-    both = sum(map(card_bit, bella_cards(trump)))
+    both = _BELLA_MASK[trump]
     for seat in (0, 1):
         if hands[seat] & both == both:
             return seat
     return -1
-
-
-_BELLA_CARDS = tuple(bella_cards(trump) for trump in range(SUITS))
 
 
 def trick_points(lead: int, follow: int, trump: int) -> int:
@@ -547,8 +554,9 @@ class KlaberjassState(State):
         self.hand_number += 1
         elder = 1 - self.dealer
         hands = [0, 0]
-        hands[elder] = _dealt(cards, _FIRST_DEAL_TO_ELDER)
-        hands[self.dealer] = _dealt(cards, _FIRST_DEAL_TO_DEALER)
+        hands[elder], hands[self.dealer] = _dealt(
+            cards, _FIRST_DEAL_TO_ELDER, _FIRST_DEAL_TO_DEALER
+        )
         self.hands = hands
         self.turn_up = cards[TURN_UP_AT]
         self.to_act = elder
@@ -706,14 +714,18 @@ class KlaberjassState(State):
 
     def _complete_deal(self) -> None:
         cards = self.deck
-        elder = 1 - self.dealer
-        self.hands[elder] |= _dealt(cards, _COMPLETION_TO_ELDER)
-        self.hands[self.dealer] |= _dealt(cards, _COMPLETION_TO_DEALER)
+        elder, dealer = 1 - self.dealer, self.dealer
+        hands = self.hands
+        to_elder, to_dealer = _dealt(cards, _COMPLETION_TO_ELDER, _COMPLETION_TO_DEALER)
+        hands[elder] |= to_elder
+        hands[dealer] |= to_dealer
         self.bottom_card = cards[DECK_SIZE - 1]
-        seven = suit_card(self.trump, R7)
-        if self.trump == suit_of(self.turn_up) or self.dix_with_named_trump:
-            for seat in (elder, self.dealer):
-                if self.hands[seat] >> seven & 1:
+        trump = self.trump
+        seven = _SEVEN_OF_TRUMPS[trump]
+        # suit_of(turn_up), inlined: once a hand, but every playout's
+        if trump == self.turn_up // CARDS_PER_SUIT or self.dix_with_named_trump:
+            for seat in (elder, dealer):
+                if hands[seat] >> seven & 1:
                     self.phase = DIX
                     self.to_act = seat
                     return
@@ -724,7 +736,7 @@ class KlaberjassState(State):
             raise self._illegal(action)
         if action == EXCHANGE:
             seat = self.to_act
-            seven = suit_card(self.trump, R7)
+            seven = _SEVEN_OF_TRUMPS[self.trump]
             self.hands[seat] ^= card_bit(seven) | card_bit(self.turn_up)
             self.known |= card_bit(self.turn_up)
             self.dix_by = seat
