@@ -633,20 +633,22 @@ class KlaberjassState(State):
         hand = hands[seat]
         card = action if 0 <= action < DECK_SIZE else self._bella_play(seat, hand, action)
         lead = self.lead
-        if lead < 0:
+        if lead < 0:  # a lead and a follow each remove the card (one test of lead per card)
             if not hand >> card & 1:
                 raise self._illegal(action)
-        elif not legal_follow_mask(hand, lead, self.trump) >> card & 1:
+            hands[seat] = hand ^ (1 << card)
+            if action != card or self.known >> card & 1:
+                self._play_public(seat, card, action != card)
+            self.lead = card
+            self.to_act = 1 - seat
+            return
+        trump = self.trump
+        if not legal_follow_mask(hand, lead, trump) >> card & 1:
             raise self._illegal(action)
         hands[seat] = hand ^ (1 << card)
         if action != card or self.known >> card & 1:
             self._play_public(seat, card, action != card)
-        if lead < 0:
-            self.lead = card
-            self.to_act = 1 - seat
-            return
         # The trick is over: it goes to its winner, who leads the next.
-        trump = self.trump
         index = DECK_SIZE * lead + card  # trick_index(lead, card), inlined on the hot path
         winner = seat if _FOLLOWER_WINS[trump][index] else 1 - seat
         self.trick_changes += 1
