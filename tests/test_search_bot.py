@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -67,20 +66,65 @@ def test_search_bot_answers_legal_actions(
         assert bot.choose(request) in request.legal_actions
 
 
-@pytest.mark.parametrize(("name", "seats", "options", "factory"), GAMES[::2])
-def test_search_bot_respects_a_tiny_time_budget(
+class SimulatedClock:
+    """Seconds that pass only when a playout runs: the search's time budget, without timing."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _CostlyPlayouts:
+    """``adapter`` with every playout taking ``cost_s`` of ``clock``'s time."""
+
+    def __init__(self, adapter: Adapter, clock: SimulatedClock, cost_s: float) -> None:
+        self.adapter, self.clock, self.cost_s = adapter, clock, cost_s
+
+    def should_search(self, request: bot_service_pb2.ChooseActionRequest) -> bool:
+        return self.adapter.should_search(request)
+
+    def world(self, request: bot_service_pb2.ChooseActionRequest, rng: random.Random) -> State:
+        return self.adapter.world(request, rng)
+
+    def playout(self, state: State, seat: int, rng: random.Random) -> float:
+        self.clock.now += self.cost_s
+        return self.adapter.playout(state, seat, rng)
+
+
+ADAPTERS: dict[str, Callable[[], Adapter]] = {
+    "oh-hell": OhHellAdapter,
+    "king": KingAdapter,
+    "klaberjass": KlaberjassAdapter,
+    "pinochle": PinochleAdapter,
+}
+
+PLAYOUT_S = 0.0005
+
+# One variant a game; Pinochle's without declaring out, which random play does within a few moves.
+TIMED_GAMES = [GAMES[0], GAMES[2], GAMES[4], GAMES[7]]
+
+
+@pytest.mark.parametrize(("name", "seats", "options", "factory"), TIMED_GAMES)
+def test_search_bot_stops_at_half_a_tiny_move_time(
     name: str, seats: int, options: dict[str, object], factory: Callable[..., Bot]
 ) -> None:
-    bot = factory(1, budget_ms=200)
-    times = []
-    # A 20 ms move time: the bot plans for half of it (budget_ms alone would allow 200 ms).
+    clock = SimulatedClock()
+    adapter = _CostlyPlayouts(ADAPTERS[name](), clock, PLAYOUT_S)
+    first_legal = Bot(choose=lambda r: r.legal_actions[0], name="first", games=(name,))
+    # budget_ms alone would allow 200 ms; a 20 ms move time leaves the search half of it.
+    bot, stats = make_search_bot("timed", name, adapter, first_legal, 1, 200, 100_000, clock)
+    budget_s = 0.010
+    searched = 0
     for _, request in _requests(name, seats, options, seed=5, limit=120, move_ms=20):
-        started = time.perf_counter()
+        started = clock.now
         assert bot.choose(request) in request.legal_actions
-        times.append(time.perf_counter() - started)
-    times.sort()
-    # The 90th percentile, not the worst: a loaded machine may deschedule any one move.
-    assert times[len(times) * 9 // 10] < 0.030
+        searched += stats.searched
+        if len(request.legal_actions) * PLAYOUT_S < budget_s:  # else the first world runs over
+            # The search ends within the playout that crossed the deadline.
+            assert clock.now - started <= budget_s + PLAYOUT_S + 1e-9
+    assert searched >= 10
 
 
 @pytest.mark.parametrize(("name", "seats", "options", "factory"), GAMES[::2])

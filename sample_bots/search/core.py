@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -30,6 +30,9 @@ MAX_BAD_WORLDS = 20
 
 SHARE_OF_MOVE_TIME = 0.5
 """Never plan to use more than this share of the move time (the round trip needs the rest)."""
+
+Clock = Callable[[], float]
+"""Seconds on a monotonic clock: ``time.perf_counter``, or a test's simulated time."""
 
 
 class Adapter(Protocol):
@@ -94,13 +97,15 @@ def search(
     deadline: float,
     max_worlds: int,
     stats: SearchStats,
+    clock: Clock = time.perf_counter,
 ) -> int | None:
-    """Index in ``actions`` of the best action, or None when no world was finished in time."""
+    """Index in ``actions`` of the best action, or None when no world was finished in time.
+    The first world is always finished; a later one is dropped when ``deadline`` passes."""
     seat = request.seat
     totals = [0.0] * len(actions)
     worlds = 0
     failures = 0
-    while worlds < max_worlds and time.perf_counter() < deadline:
+    while worlds < max_worlds and clock() < deadline:
         try:
             base = adapter.world(request, rng)
         except RulesError:  # a sampled deal the observed moves rule out: draw another
@@ -113,7 +118,7 @@ def search(
             state = clone(base)
             state.apply(action)
             results.append(adapter.playout(state, seat, rng))
-            if time.perf_counter() >= deadline and worlds:
+            if clock() >= deadline and worlds:
                 break
         else:
             for index, result in enumerate(results):
@@ -133,14 +138,16 @@ def make_search_bot(
     seed: int | None,
     budget_ms: float,
     max_worlds: int,
+    clock: Clock = time.perf_counter,
 ) -> tuple[Bot, SearchStats]:
-    """A bot that searches where ``adapter`` says so and asks ``fallback`` otherwise."""
+    """A bot that searches where ``adapter`` says so and asks ``fallback`` otherwise, timing
+    its budget on ``clock``."""
     rng = random.Random(seed)
     codecs = _Codecs()
     stats = SearchStats()
 
     def choose(request: bot_service_pb2.ChooseActionRequest) -> game_pb2.Action:
-        started = time.perf_counter()
+        started = clock()
         legal = list(request.legal_actions)
         stats.searched, stats.worlds = False, 0
         if len(legal) == 1:
@@ -150,7 +157,7 @@ def make_search_bot(
                 codec = codecs.get(request)
                 actions = [codec.decode_action(action) for action in legal]
                 deadline = started + budget_seconds(request, budget_ms)
-                best = search(request, actions, adapter, rng, deadline, max_worlds, stats)
+                best = search(request, actions, adapter, rng, deadline, max_worlds, stats, clock)
                 if best is not None:
                     stats.searched = True
                     return legal[best]
