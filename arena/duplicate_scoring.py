@@ -29,6 +29,8 @@ class Rotation:
     seats: tuple[str, ...]
     ranks: tuple[int, ...]
     scores: tuple[float, ...]
+    lower_score_wins: bool = False
+    """The game's scores count against a seat (Mau-Mau's tallies): its margin is negated."""
 
     def __post_init__(self) -> None:
         if not len(self.seats) == len(self.ranks) == len(self.scores) or len(self.seats) < 2:
@@ -36,9 +38,11 @@ class Rotation:
 
 
 def margin(rotation: Rotation, seat: int) -> float:
-    """A seat's score minus the mean score of the other seats at its table."""
+    """A seat's score minus the mean score of the other seats at its table, larger is
+    better: the other way round where a lower score wins."""
     others = [score for i, score in enumerate(rotation.scores) if i != seat]
-    return rotation.scores[seat] - sum(others) / len(others)
+    ahead = rotation.scores[seat] - sum(others) / len(others)
+    return -ahead if rotation.lower_score_wins else ahead
 
 
 def seat_result(rotation: Rotation, seat: int) -> tuple[int, float]:

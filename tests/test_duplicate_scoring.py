@@ -98,6 +98,16 @@ def test_margin_is_the_score_against_the_mean_of_the_other_seats() -> None:
     assert [margin(rotation, seat) for seat in range(4)] == pytest.approx(expected)
 
 
+def test_where_a_lower_score_wins_the_margin_counts_the_other_way() -> None:
+    # Mau-Mau's tallies: two bots both second in seat 0, a with the lower tally did better
+    tallies = [
+        Rotation(tuple("abcd"), (2, 3, 1, 4), (300.0, 500.0, 100.0, 700.0), True),
+        Rotation(tuple("bcda"), (2, 3, 1, 4), (400.0, 500.0, 100.0, 700.0), True),
+    ]
+    assert margin(tallies[0], 0) == pytest.approx(-(300 - 1300 / 3))
+    assert seat_comparisons(tallies)[0] == {"a": 1, "b": 2}
+
+
 def test_first_places_count_the_matches_of_the_set() -> None:
     rotations = [rot("abc", (1, 1, 3), (5, 5, 0)), rot("bca", (1, 2, 3), (9, 1, 0))]
     assert first_places(rotations) == {"a": 1, "b": 2, "c": 0}
