@@ -37,6 +37,14 @@ class Rotation:
             raise ValueError("a rotation needs a bot, rank and score for each of 2+ seats")
 
 
+def less_luck(rotation: Rotation, luck: Sequence[float]) -> Rotation:
+    """The rotation with each seat's score less its luck (in score units, as the game's
+    ``luck`` hook gives it): margins then count what the bots made of their cards, not what
+    chance dealt them after the deal (Mau-Mau's draws)."""
+    scores = tuple(s - lucky for s, lucky in zip(rotation.scores, luck, strict=True))
+    return Rotation(rotation.seats, rotation.ranks, scores, rotation.lower_score_wins)
+
+
 def margin(rotation: Rotation, seat: int) -> float:
     """A seat's score minus the mean score of the other seats at its table, larger is
     better: the other way round where a lower score wins."""

@@ -53,7 +53,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from arena.duplicate_scoring import Rotation
+from arena.duplicate_scoring import Rotation, less_luck
 from arena.ratings import Rating, rate, rate_duplicate, set_ranks
 from botkit import Bot
 from cardarena.bot.v1 import bot_service_pb2
@@ -222,10 +222,8 @@ def _play(
 def luck_adjusted(played: Played, margin_only: bool = False) -> Rotation:
     """The rotation with each seat's score less its luck (and, ``margin_only``, every rank
     equal, so that the adjusted margin alone orders the seat)."""
-    rotation = played.rotation
-    scores = tuple(s - luck for s, luck in zip(rotation.scores, played.luck, strict=True))
-    ranks = (1,) * len(scores) if margin_only else rotation.ranks
-    return replace(rotation, scores=scores, ranks=ranks)
+    rotation = less_luck(played.rotation, played.luck)
+    return replace(rotation, ranks=(1,) * len(rotation.seats)) if margin_only else rotation
 
 
 def adjusted_ranks(played: Played) -> dict[str, int]:

@@ -14,6 +14,7 @@ from referee.games.mau_mau import (
     LUCK_FEATURES,
     ChanceDraw,
     MauMauPosition,
+    MauMauState,
     discard_action,
     draw_luck_features,
     draws_from,
@@ -101,6 +102,7 @@ def test_each_deal_notes_every_seats_seven_cards_from_the_pack() -> None:
     game = make_game("mau-mau", 3)
     draws = match_draws(3, game.options, 11, [])
     state = game.new_state(11)
+    assert isinstance(state, MauMauState)
     assert [(d.seat, d.dealt, len(d.pool)) for d in draws] == [(s, True, 52) for s in range(3)]
     assert [sum(1 << c for c in d.cards) for d in draws] == state.hands
 

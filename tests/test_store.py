@@ -63,9 +63,7 @@ def active_bots(store: Store, count: int, game: str = "oh-hell") -> tuple[list[s
     ids = [bot.bot_id]
     for index in range(1, count):
         ids.append(
-            store.register_bot("alice", token, f"bot{index}", game, "127.0.0.1:1", "1")[
-                0
-            ].bot_id
+            store.register_bot("alice", token, f"bot{index}", game, "127.0.0.1:1", "1")[0].bot_id
         )
     for bot_id in ids:
         store.set_state_by_arena(bot_id, "active", "", 0)

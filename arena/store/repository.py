@@ -1770,8 +1770,10 @@ class Store:
         inputs.lower_score_wins = ladder.duplicate_deals and lower_score_wins(ladder.settings)
         inputs.rotations = {
             match_id: Rotation(
-                *(tuple(column) for column in zip(*seated, strict=True)),
-                lower_score_wins=inputs.lower_score_wins,
+                tuple(bot for bot, _, _ in seated),
+                tuple(rank for _, rank, _ in seated),
+                tuple(score for _, _, score in seated),
+                inputs.lower_score_wins,
             )
             for match_id, seated in seats_of.items()
             if len(seated) >= 2
