@@ -1,4 +1,4 @@
-"""Re-simulate a match record through the engine and report any divergence; read its luck."""
+"""Re-simulate a match record through the engine and report any divergence."""
 
 from __future__ import annotations
 
@@ -6,23 +6,7 @@ from cardarena.game.v1 import record_pb2
 from referee.codec import MalformedActionError
 from referee.codec.summaries import summaries_from_moves
 from referee.games.api import RulesError
-from referee.games.registry import ENTRIES, codec_for, game_from_settings
-
-
-def record_luck(record: record_pb2.MatchRecord) -> tuple[float, ...] | None:
-    """Each seat's luck in a recorded match, in score units (its game's ``luck`` hook over
-    the seed and moves); None where the game has no luck model or the record does not
-    replay (a record the store accepted always does)."""
-    entry = ENTRIES.get(record.settings.game)
-    if entry is None or entry.luck is None:
-        return None
-    try:
-        game = game_from_settings(record.settings)
-        codec = codec_for(game)
-        actions = [codec.decode_action(move.action) for move in record.moves]
-        return entry.luck(game, record.seed, actions)
-    except (MalformedActionError, RulesError, ValueError):
-        return None
+from referee.games.registry import codec_for, game_from_settings
 
 
 def resimulate(record: record_pb2.MatchRecord) -> list[str]:
