@@ -9,7 +9,8 @@ Good or bad cards then count for nobody: they were the same for everyone compare
 What a bot made of a seat is, in order: its finishing rank at that table (lower is better:
 the game's own verdict, also what a forfeit sets), then its score margin, its score minus
 the mean score of the other seats at the table (a finer measure, comparable across tables
-because the cards are the same). Equal results share a rank. A seat where every bot made the
+because the cards are the same), negated where a lower score wins (Mau-Mau's tallies:
+``Rotation.lower_score_wins``). Equal results share a rank. A seat where every bot made the
 same of its cards is a push (as duplicate bridge calls a board scored alike at every table)
 and compares nothing: the cards decided it, not the bots (two identical bots never move).
 
