@@ -111,12 +111,14 @@ MODES = (
     "duplicate",
     "duplicate-luck",
     "duplicate-luck-margin",
+    "duplicate-margin",
     "duplicate-unsigned",
     "summed",
 )
 """``-luck``: scores less each seat's luck (``Played.luck``); ``plain-luck`` ranks a match by
 them, ``duplicate-luck`` compares a seat's bots by rank then adjusted margin,
-``duplicate-luck-margin`` by adjusted margin alone; ``duplicate-unsigned``: the ladder's
+``duplicate-luck-margin`` by adjusted margin alone (``duplicate-margin``: by the margin
+alone, no luck taken off); ``duplicate-unsigned``: the ladder's
 scoring before the margin followed ``lower_score_wins`` (Mau-Mau's margins counted upside
 down)."""
 STRONG, WEAK = "strong", "weak"
@@ -267,6 +269,9 @@ def rate_mode(
         return rate_duplicate(ratings, [replace(r, lower_score_wins=False) for r in rotations])
     if mode == "duplicate-luck":
         return rate_duplicate(ratings, [luck_adjusted(r) for r in results])
+    if mode == "duplicate-margin":
+        alone = [replace(r, ranks=(1,) * len(r.seats)) for r in rotations]
+        return rate_duplicate(ratings, alone)
     if mode == "duplicate-luck-margin":
         return rate_duplicate(ratings, [luck_adjusted(r, margin_only=True) for r in results])
     per_match = [dict(zip(r.seats, r.ranks, strict=True)) for r in rotations]
