@@ -9,7 +9,8 @@ Good or bad cards then count for nobody: they were the same for everyone compare
 What a bot made of a seat is, in order: its finishing rank at that table (lower is better:
 the game's own verdict, also what a forfeit sets), then its score margin, its score minus
 the mean score of the other seats at the table (a finer measure, comparable across tables
-because the cards are the same). Equal results share a rank. A seat where every bot made the
+because the cards are the same), negated where a lower score wins (Mau-Mau's tallies:
+``Rotation.lower_score_wins``). Equal results share a rank. A seat where every bot made the
 same of its cards is a push (as duplicate bridge calls a board scored alike at every table)
 and compares nothing: the cards decided it, not the bots (two identical bots never move).
 
@@ -29,16 +30,28 @@ class Rotation:
     seats: tuple[str, ...]
     ranks: tuple[int, ...]
     scores: tuple[float, ...]
+    lower_score_wins: bool = False
+    """The game's scores count against a seat (Mau-Mau's tallies): its margin is negated."""
 
     def __post_init__(self) -> None:
         if not len(self.seats) == len(self.ranks) == len(self.scores) or len(self.seats) < 2:
             raise ValueError("a rotation needs a bot, rank and score for each of 2+ seats")
 
 
+def less_luck(rotation: Rotation, luck: Sequence[float]) -> Rotation:
+    """The rotation with each seat's score less its luck (in score units, as the game's
+    ``luck`` hook gives it): margins then count what the bots made of their cards, not what
+    chance dealt them after the deal (Mau-Mau's draws)."""
+    scores = tuple(s - lucky for s, lucky in zip(rotation.scores, luck, strict=True))
+    return Rotation(rotation.seats, rotation.ranks, scores, rotation.lower_score_wins)
+
+
 def margin(rotation: Rotation, seat: int) -> float:
-    """A seat's score minus the mean score of the other seats at its table."""
+    """A seat's score minus the mean score of the other seats at its table, larger is
+    better: the other way round where a lower score wins."""
     others = [score for i, score in enumerate(rotation.scores) if i != seat]
-    return rotation.scores[seat] - sum(others) / len(others)
+    ahead = rotation.scores[seat] - sum(others) / len(others)
+    return -ahead if rotation.lower_score_wins else ahead
 
 
 def seat_result(rotation: Rotation, seat: int) -> tuple[int, float]:

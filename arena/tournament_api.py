@@ -27,6 +27,7 @@ from arena.tournament import (
 )
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import record_pb2
+from referee.games.registry import lower_score_wins
 
 WEEK_US = 7 * 86_400_000_000
 MAX_CONCURRENCY = 64
@@ -188,6 +189,7 @@ def rotations_of(
             match.seats,
             tuple(record.outcome.ranks),
             tuple(float(s) for s in record.outcome.scores),
+            lower_score_wins(record.settings),
         )
         for match, record in zip(planned.matches, records, strict=True)
         if record is not None and record.status in RATED_STATUSES

@@ -46,13 +46,14 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from arena.duplicate_scoring import Rotation
+from arena.duplicate_scoring import Rotation, less_luck
 from arena.ratings import Rating, rate, rate_duplicate, set_ranks
 from botkit import Bot
 from cardarena.bot.v1 import bot_service_pb2
@@ -60,7 +61,7 @@ from cardarena.game.v1 import game_pb2
 from referee.codec import MalformedActionError
 from referee.codec.common import game_settings
 from referee.codec.requests import choose_action_request
-from referee.games.api import Game
+from referee.games.api import Game, ranks_from_keys
 from referee.games.registry import ENTRIES, codec_for, make_game
 from referee.games.registry import GAMES as REGISTERED
 from referee.match import Fault, FaultKind, FaultPolicy, Match
@@ -104,7 +105,22 @@ WEAK_KINDS = ("restyled", "noisy")
 """``--weak``: the restyled bot where a game has one (else the noisy one), or the noisy one."""
 
 CONFIDENCE = 0.95
-MODES = ("plain", "duplicate", "summed")
+MODES = (
+    "plain",
+    "plain-luck",
+    "duplicate",
+    "duplicate-luck",
+    "duplicate-luck-margin",
+    "duplicate-margin",
+    "duplicate-unsigned",
+    "summed",
+)
+"""``-luck``: scores less each seat's luck (``Played.luck``); ``plain-luck`` ranks a match by
+them, ``duplicate-luck`` compares a seat's bots by rank then adjusted margin,
+``duplicate-luck-margin`` by adjusted margin alone (``duplicate-margin``: by the margin
+alone, no luck taken off); ``duplicate-unsigned``: the ladder's
+scoring before the margin followed ``lower_score_wins`` (Mau-Mau's margins counted upside
+down)."""
 STRONG, WEAK = "strong", "weak"
 
 
@@ -154,8 +170,40 @@ def random_field(game: str, seats: int) -> Field:
     return field
 
 
-def play(game: Game, seed: int, seats: Sequence[str], field: Field, bot_seed: int) -> Rotation:
-    """One match in-process through the codec: each seat's bot, rank and score."""
+@dataclass(frozen=True)
+class Played:
+    """One match played: its rotation (as the ladder rates it), its moves and each seat's luck
+    (the game's ``luck`` hook, zeros where a game has none)."""
+
+    rotation: Rotation
+    actions: tuple[int, ...]
+    luck: tuple[float, ...]
+
+
+CACHE: dict[str, tuple[list[int], list[float], list[int]]] = {}
+"""Matches already played, by deal, seats and bot seed (``--cache``): every mode and a later
+run reuse them, so the modes differ only in scoring."""
+CACHE_TAG = ["restyled"]
+"""Part of every cache key: the ``--weak`` kind (its bots have the same names)."""
+
+
+def play(game: Game, seed: int, seats: Sequence[str], field: Field, bot_seed: int) -> Played:
+    """One match in-process through the codec: each seat's bot, rank and score, the moves and
+    each seat's luck."""
+    key = f"{game.type.name}:{CACHE_TAG[0]}:{seed}:{','.join(seats)}:{bot_seed}"
+    if key not in CACHE:
+        CACHE[key] = _play(game, seed, seats, field, bot_seed)
+    ranks, scores, actions = CACHE[key]
+    entry = ENTRIES[game.type.name]
+    luck = entry.luck(game, seed, actions) if entry.luck else (0.0,) * len(seats)
+    lower = game.new_state(0).lower_score_wins()
+    rotation = Rotation(tuple(seats), tuple(ranks), tuple(scores), lower_score_wins=lower)
+    return Played(rotation, tuple(actions), luck)
+
+
+def _play(
+    game: Game, seed: int, seats: Sequence[str], field: Field, bot_seed: int
+) -> tuple[list[int], list[float], list[int]]:
     codec = codec_for(game)
     settings = game_settings(game)
     players = [field[name](bot_seed + seat) for seat, name in enumerate(seats)]
@@ -169,7 +217,23 @@ def play(game: Game, seed: int, seats: Sequence[str], field: Field, bot_seed: in
             match.fault(Fault(FaultKind.MALFORMED_RESPONSE, str(error)), 0)
     outcome = match.outcome()
     assert outcome is not None
-    return Rotation(tuple(seats), tuple(outcome.ranks), tuple(float(s) for s in outcome.scores))
+    actions = [move.action for move in match.moves]
+    return list(outcome.ranks), [float(s) for s in outcome.scores], actions
+
+
+def luck_adjusted(played: Played, margin_only: bool = False) -> Rotation:
+    """The rotation with each seat's score less its luck (and, ``margin_only``, every rank
+    equal, so that the adjusted margin alone orders the seat)."""
+    rotation = less_luck(played.rotation, played.luck)
+    return replace(rotation, ranks=(1,) * len(rotation.seats)) if margin_only else rotation
+
+
+def adjusted_ranks(played: Played) -> dict[str, int]:
+    """A plain match's bots ranked by their luck-adjusted scores."""
+    rotation = luck_adjusted(played)
+    sign = -1 if rotation.lower_score_wins else 1
+    keys = [sign * score for score in rotation.scores]
+    return dict(zip(rotation.seats, ranks_from_keys(keys), strict=True))
 
 
 def confidence(ratings: dict[str, Rating], against: Sequence[str]) -> float:
@@ -187,6 +251,31 @@ def ahead(rotation: Rotation) -> float:
     """1 if the strong bot finished ahead of the weak one, 0.5 on a tie, else 0."""
     rank = dict(zip(rotation.seats, rotation.ranks, strict=True))
     return 1.0 if rank[STRONG] < rank[WEAK] else 0.5 if rank[STRONG] == rank[WEAK] else 0.0
+
+
+def rate_mode(
+    ratings: dict[str, Rating], results: Sequence[Played], mode: str
+) -> dict[str, Rating]:
+    """New ratings after one match (plain modes) or one duplicate set, scored as ``mode``."""
+    rotations = [result.rotation for result in results]
+    if mode == "plain":
+        first = rotations[0]
+        return rate(ratings, dict(zip(first.seats, first.ranks, strict=True)))
+    if mode == "plain-luck":
+        return rate(ratings, adjusted_ranks(results[0]))
+    if mode == "duplicate":
+        return rate_duplicate(ratings, rotations)
+    if mode == "duplicate-unsigned":
+        return rate_duplicate(ratings, [replace(r, lower_score_wins=False) for r in rotations])
+    if mode == "duplicate-luck":
+        return rate_duplicate(ratings, [luck_adjusted(r) for r in results])
+    if mode == "duplicate-margin":
+        alone = [replace(r, ranks=(1,) * len(r.seats)) for r in rotations]
+        return rate_duplicate(ratings, alone)
+    if mode == "duplicate-luck-margin":
+        return rate_duplicate(ratings, [luck_adjusted(r, margin_only=True) for r in results])
+    per_match = [dict(zip(r.seats, r.ranks, strict=True)) for r in rotations]
+    return rate(ratings, set_ranks(per_match))
 
 
 def matches_to_rank(
@@ -211,7 +300,7 @@ def matches_to_rank(
         order = list(bots)
         rng.shuffle(order)
         deal = rng.getrandbits(48)
-        rotations = range(1) if mode == "plain" else range(seats)
+        rotations = range(1) if mode.startswith("plain") else range(seats)
         results = [
             play(
                 game,
@@ -223,15 +312,8 @@ def matches_to_rank(
             for shift in rotations
         ]
         played += len(results)
-        duels.extend(ahead(result) for result in results)
-        if mode == "plain":
-            first = results[0]
-            ratings.update(rate(ratings, dict(zip(first.seats, first.ranks, strict=True))))
-        elif mode == "duplicate":
-            ratings.update(rate_duplicate(ratings, results))
-        else:
-            per_match = [dict(zip(r.seats, r.ranks, strict=True)) for r in results]
-            ratings.update(rate(ratings, set_ranks(per_match)))
+        duels.extend(ahead(result.rotation) for result in results)
+        ratings.update(rate_mode(ratings, results, mode))
         if confidence(ratings, against) >= CONFIDENCE:
             if reached is None:
                 reached = played
@@ -295,7 +377,7 @@ def measure_head_to_head(
         order = list(field)
         rng.shuffle(order)
         deal = rng.getrandbits(48)
-        total += ahead(play(game, deal, order, field, deal))
+        total += ahead(play(game, deal, order, field, deal).rotation)
     return total / matches
 
 
@@ -330,7 +412,13 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="tiny smoke run (CI)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--cache", type=Path, help="matches played, read first and written after each figure"
+    )
     args = parser.parse_args()
+    CACHE_TAG[0] = args.weak
+    if args.cache and args.cache.exists():
+        CACHE.update(json.loads(args.cache.read_text()))
     modes = [mode for mode in args.modes.split(",") if mode]
     if set(modes) - set(MODES):
         parser.error(f"--modes: unknown {sorted(set(modes) - set(MODES))}")
@@ -393,6 +481,8 @@ def main() -> None:
             )
             if args.json:
                 args.json.write_text(json.dumps(result, indent=2))
+            if args.cache:
+                args.cache.write_text(json.dumps(CACHE))
     print(
         f"median matches until P(strong > weak) >= {CONFIDENCE} for good, over {args.runs} "
         f"seeds; cap {args.max_matches}"

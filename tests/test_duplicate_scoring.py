@@ -7,6 +7,7 @@ import pytest
 from arena.duplicate_scoring import (
     Rotation,
     first_places,
+    less_luck,
     margin,
     matchpoints,
     seat_comparisons,
@@ -96,6 +97,33 @@ def test_margin_is_the_score_against_the_mean_of_the_other_seats() -> None:
     rotation = rot("abcd", (1, 2, 3, 4), (40, 20, 10, 0))
     expected = [30.0, 20 - 50 / 3, -10.0, -70 / 3]
     assert [margin(rotation, seat) for seat in range(4)] == pytest.approx(expected)
+
+
+def test_where_a_lower_score_wins_the_margin_counts_the_other_way() -> None:
+    # Mau-Mau's tallies: two bots both second in seat 0, a with the lower tally did better
+    tallies = [
+        Rotation(tuple("abcd"), (2, 3, 1, 4), (300.0, 500.0, 100.0, 700.0), True),
+        Rotation(tuple("bcda"), (2, 3, 1, 4), (400.0, 500.0, 100.0, 700.0), True),
+    ]
+    assert margin(tallies[0], 0) == pytest.approx(-(300 - 1300 / 3))
+    assert seat_comparisons(tallies)[0] == {"a": 1, "b": 2}
+
+
+def test_margins_less_luck_credit_what_the_bots_made_of_their_cards() -> None:
+    # Both second in each seat; b's lower tallies came from lucky draws (luck −150 in
+    # tally points): less their luck, a's tallies are the lower ones in both seats.
+    tallies = [
+        Rotation(tuple("abcd"), (2, 3, 1, 4), (300.0, 350.0, 100.0, 700.0), True),
+        Rotation(tuple("bcda"), (2, 3, 1, 4), (250.0, 500.0, 100.0, 700.0), True),
+    ]
+    luck = [(0.0, -150.0, 0.0, 0.0), (-150.0, 0.0, 0.0, 0.0)]
+    assert seat_comparisons(tallies)[:2] == [{"a": 2, "b": 1}, {"b": 1, "c": 2}]
+    fair = [less_luck(rotation, lucky) for rotation, lucky in zip(tallies, luck, strict=True)]
+    assert fair[0].scores == (300.0, 500.0, 100.0, 700.0) and fair[0].lower_score_wins
+    assert seat_comparisons(fair)[0] == {"a": 1, "b": 2}
+    start = dict.fromkeys("abcd", Rating())
+    assert rate_duplicate(start, fair)["a"].mu > rate_duplicate(start, fair)["b"].mu
+    assert rate_duplicate(start, tallies)["a"].mu < rate_duplicate(start, tallies)["b"].mu
 
 
 def test_first_places_count_the_matches_of_the_set() -> None:

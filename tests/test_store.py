@@ -32,12 +32,17 @@ from tests.stores import BACKENDS, postgres_available, postgres_url
 
 
 def ladder_config(
-    name: str = "l1", seats: int = 3, duplicate: bool = False, concurrency: int = 64
+    name: str = "l1",
+    seats: int = 3,
+    duplicate: bool = False,
+    concurrency: int = 64,
+    game: str = "oh-hell",
 ) -> pb.LadderConfig:
-    """A ladder of ``seats``-seat Oh Hell playing up to ``concurrency`` matches at once."""
+    """A ladder of ``seats``-seat Oh Hell (or ``game``) playing up to ``concurrency`` matches
+    at once."""
     return pb.LadderConfig(
         name=name,
-        settings=options_pb2.GameSettings(game="oh-hell", num_seats=seats),
+        settings=options_pb2.GameSettings(game=game, num_seats=seats),
         move_time_ms=1000,
         duplicate_deals=duplicate,
         concurrency=concurrency,
@@ -51,16 +56,14 @@ def test_owner_tokens_carry_the_prefix_and_never_start_like_an_option(store: Sto
     assert len(set(tokens)) == len(tokens)
 
 
-def active_bots(store: Store, count: int) -> tuple[list[str], str]:
+def active_bots(store: Store, count: int, game: str = "oh-hell") -> tuple[list[str], str]:
     """Register ``count`` bots of one owner and activate them; returns ids and the token."""
-    bot, token = store.register_bot("alice", None, "bot0", "oh-hell", "127.0.0.1:1", "1")
+    bot, token = store.register_bot("alice", None, "bot0", game, "127.0.0.1:1", "1")
     assert token
     ids = [bot.bot_id]
     for index in range(1, count):
         ids.append(
-            store.register_bot("alice", token, f"bot{index}", "oh-hell", "127.0.0.1:1", "1")[
-                0
-            ].bot_id
+            store.register_bot("alice", token, f"bot{index}", game, "127.0.0.1:1", "1")[0].bot_id
         )
     for bot_id in ids:
         store.set_state_by_arena(bot_id, "active", "", 0)
@@ -744,22 +747,36 @@ def test_bot_states_are_one_enum_tied_to_the_wire() -> None:
     ]
 
 
+Result = tuple[list[int], list[int]]
+"""A match's ranks and scores, seat by seat."""
+
+
+def rate_two_seat_set(
+    store: Store, game: str, first: Result, second: Result
+) -> tuple[list[str], str, dict[str, Rating] | None]:
+    """Two bots, a two-seat duplicate ladder of ``game`` and one set of it (deal 9, both
+    rotations) finished with these results: the bots, the ladder and the set's ratings."""
+    ids, _ = active_bots(store, 2, game)
+    ladder_id = store.create_ladder(ladder_config(seats=2, duplicate=True, game=game))
+    store.enter_active_bots(ladder_id, game)
+    store.enqueue(
+        ladder_id, "ladder", [PlannedMatch(9, (ids[0], ids[1])), PlannedMatch(9, (ids[1], ids[0]))]
+    )
+    claims = store.claim("w", 60), store.claim("w", 60)
+    assert claims[0] and claims[1]
+    store.record_result(finished_record(claims[0].match_id, *first))
+    return ids, ladder_id, store.record_result(finished_record(claims[1].match_id, *second))
+
+
 def test_a_duplicate_set_is_rated_from_its_seat_comparisons_and_counts_first_places(
     store: Store,
 ) -> None:
     """Seat 0 wins the deal whoever holds it, but ids[0] wins it by more, and also loses the
     other seat by less: the seat comparisons credit ids[0] twice; first places count the two
     matches won (one each), not the set."""
-    ids, _ = active_bots(store, 2)
-    ladder_id = store.create_ladder(ladder_config(seats=2, duplicate=True))
-    store.enter_active_bots(ladder_id, "oh-hell")
-    store.enqueue(
-        ladder_id, "ladder", [PlannedMatch(9, (ids[0], ids[1])), PlannedMatch(9, (ids[1], ids[0]))]
+    ids, ladder_id, ratings = rate_two_seat_set(
+        store, "oh-hell", ([1, 2], [50, 10]), ([1, 2], [30, 20])
     )
-    first, second = store.claim("w", 60), store.claim("w", 60)
-    assert first and second
-    store.record_result(finished_record(first.match_id, [1, 2], [50, 10]))
-    ratings = store.record_result(finished_record(second.match_id, [1, 2], [30, 20]))
     rotations = [
         Rotation((ids[0], ids[1]), (1, 2), (50.0, 10.0)),
         Rotation((ids[1], ids[0]), (1, 2), (30.0, 20.0)),
@@ -770,6 +787,23 @@ def test_a_duplicate_set_is_rated_from_its_seat_comparisons_and_counts_first_pla
     assert standings[ids[0]].mu > standings[ids[1]].mu
     assert [standings[bot].first_places for bot in ids] == [1, 1], "a match each, not the set"
     assert [standings[bot].matches for bot in ids] == [2, 2]
+
+
+def test_a_duplicate_set_where_a_lower_score_wins_compares_margins_that_way(
+    store: Store,
+) -> None:
+    """Mau-Mau's tallies count against a seat: ids[0] finishes each seat as ids[1] did there
+    but with a lower tally (seat 0) and further below its opponent (seat 1), so it wins both
+    seat comparisons; read as points, the margins would have credited ids[1]."""
+    ids, _, ratings = rate_two_seat_set(
+        store, "mau-mau", ([2, 1], [300, 100]), ([2, 1], [500, 100])
+    )
+    rotations = [
+        Rotation((ids[0], ids[1]), (2, 1), (300.0, 100.0), lower_score_wins=True),
+        Rotation((ids[1], ids[0]), (2, 1), (500.0, 100.0), lower_score_wins=True),
+    ]
+    assert ratings == rate_duplicate(dict.fromkeys(ids, Rating()), rotations)
+    assert ratings is not None and ratings[ids[0]].mu > ratings[ids[1]].mu
 
 
 def test_a_ladder_keeps_sigma_above_its_floor_and_idle_bots_regain_sigma(store: Store) -> None:

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from arena.duplicate_scoring import Rotation
+from arena.matchmaking import PlannedMatch
+from arena.store.tournaments import rotations_from_json, rotations_json
 from arena.tournament import (
     Crosstable,
     PlannedSet,
@@ -27,6 +29,8 @@ from arena.tournament import (
     score_pairings,
     swiss_tables,
 )
+from arena.tournament_api import rotations_of
+from cardarena.game.v1 import options_pb2, record_pb2
 from tests.helpers import ROOT
 
 
@@ -196,3 +200,21 @@ def test_a_tournament_stops_at_its_deadline_and_says_so(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert not data["finished"] and data["sets_played"] < data["sets_planned"] == 1000
     assert "stopped at its deadline" in result.stdout
+
+
+def test_a_mau_mau_set_keeps_its_lower_score_wins_from_the_records_to_the_store() -> None:
+    settings = options_pb2.GameSettings(game="mau-mau", num_seats=2)
+    planned = PlannedSet(0, 0, 0, (PlannedMatch(9, ("a", "b")), PlannedMatch(9, ("b", "a"))))
+    records = [
+        record_pb2.MatchRecord(
+            settings=settings,
+            status=record_pb2.MATCH_STATUS_COMPLETED,
+            outcome=record_pb2.MatchOutcome(ranks=[2, 1], scores=scores),
+        )
+        for scores in ([300, 100], [500, 100])
+    ]
+    rotations = rotations_of(planned, list(records))
+    assert [r.lower_score_wins for r in rotations] == [True, True]
+    assert rotations_from_json(rotations_json(rotations)) == rotations
+    old = '[{"seats":["a","b"],"ranks":[1,2],"scores":[5.0,1.0]}]'  # stored before the flag
+    assert rotations_from_json(old) == (Rotation(("a", "b"), (1, 2), (5.0, 1.0)),)

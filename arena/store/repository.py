@@ -57,6 +57,7 @@ from arena.store.versions import start_new_version, version_at, version_figures
 from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
 from referee.codec.summaries import fault_name, summaries_of
+from referee.games.registry import lower_score_wins
 
 HOUSE_RANDOM = "house:random"
 """Seat value for the arena's own random bot (validation matches)."""
@@ -374,9 +375,12 @@ def rating_policy(config: arena_service_pb2.LadderConfig) -> RatingPolicy:
     return RatingPolicy(config.min_sigma, config.sigma_growth_per_day)
 
 
-def _rotation(seats: Sequence[str], outcome: record_pb2.MatchOutcome) -> Rotation:
+def _rotation(
+    seats: Sequence[str], outcome: record_pb2.MatchOutcome, lower_score_wins: bool
+) -> Rotation:
     """A rated match's seats as duplicate scoring reads them."""
-    return Rotation(tuple(seats), tuple(outcome.ranks), tuple(float(s) for s in outcome.scores))
+    scores = tuple(float(s) for s in outcome.scores)
+    return Rotation(tuple(seats), tuple(outcome.ranks), scores, lower_score_wins)
 
 
 @dataclass
@@ -388,6 +392,7 @@ class _RatingInputs:
     rotations: dict[str, Rotation] = field(default_factory=dict)
     policy: RatingPolicy = field(default_factory=RatingPolicy)
     duplicate: bool = False
+    lower_score_wins: bool = False
 
 
 class Store:
@@ -1621,7 +1626,7 @@ class Store:
             inputs = self._rating_inputs(tx, ladder_id, rows, rated, reads)
             per_match = [inputs.rotations[m] for m in rated if m in inputs.rotations]
             if record.status in RATED_STATUSES:
-                per_match.append(_rotation(seats, record.outcome))
+                per_match.append(_rotation(seats, record.outcome, inputs.lower_score_wins))
         if not per_match:  # the set is not complete, or nothing in it is rated: count the match
             return {}, [
                 EntryChange(bot, None, None, 0, 0, played[bot], moves[bot], faults[bot])
@@ -1759,14 +1764,20 @@ class Store:
         seats_of: dict[str, list[tuple[str, int, float]]] = {}
         for match_id, bot, rank, score in seat_rows.rows():
             seats_of.setdefault(match_id, []).append((bot, rank, float(score)))
-        inputs.rotations = {
-            match_id: Rotation(*(tuple(column) for column in zip(*seated, strict=True)))
-            for match_id, seated in seats_of.items()
-            if len(seated) >= 2
-        }
         (blob,) = config.rows()[0]
         ladder = arena_service_pb2.LadderConfig.FromString(bytes(blob))
         inputs.policy, inputs.duplicate = rating_policy(ladder), ladder.duplicate_deals
+        inputs.lower_score_wins = ladder.duplicate_deals and lower_score_wins(ladder.settings)
+        inputs.rotations = {
+            match_id: Rotation(
+                tuple(bot for bot, _, _ in seated),
+                tuple(rank for _, rank, _ in seated),
+                tuple(score for _, _, score in seated),
+                inputs.lower_score_wins,
+            )
+            for match_id, seated in seats_of.items()
+            if len(seated) >= 2
+        }
         return inputs
 
     @staticmethod

@@ -72,7 +72,10 @@ def _row(row: Any) -> TournamentRow:
 def rotations_json(rotations: tuple[Rotation, ...]) -> str:
     """A set's rotations as stored."""
     return json.dumps(
-        [{"seats": r.seats, "ranks": r.ranks, "scores": r.scores} for r in rotations],
+        [
+            {"seats": r.seats, "ranks": r.ranks, "scores": r.scores, "lower": r.lower_score_wins}
+            for r in rotations
+        ],
         separators=(",", ":"),
     )
 
@@ -84,6 +87,7 @@ def rotations_from_json(text: str) -> tuple[Rotation, ...]:
             tuple(str(seat) for seat in r["seats"]),
             tuple(int(rank) for rank in r["ranks"]),
             tuple(float(score) for score in r["scores"]),
+            bool(r.get("lower", False)),
         )
         for r in json.loads(text)
     )

@@ -8,7 +8,7 @@ list of games of its own.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -43,6 +43,10 @@ class GameEntry:
     duplicate_options: Mapping[str, OptionValue] = field(default_factory=dict)
     """Options a duplicate ladder takes unless it names them: those that keep every rotation
     of a set dealt the same cards (``tests/test_duplicate_deals.py``)."""
+    luck: Callable[[Game, int, Sequence[int]], tuple[float, ...]] | None = None
+    """Each seat's luck in a match replayed from its seed and moves, in score units: what
+    chance events handed the seat beyond their expectation (zero on average), so that a score
+    less its luck ranks bots with less noise (``<game>.luck``); None: no luck model."""
 
     @property
     def game_type(self) -> GameType:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from cardarena.game.v1.options_pb2 import GameSettings
 from referee.codec.common import option_value, options_from_wire
-from referee.games.api import Game, GameType, InvalidOptionsError, State
+from referee.games.api import Game, GameType, InvalidOptionsError, RulesError, State
 from referee.games.entry import GameEntry
 from referee.games.king.entry import ENTRY as KING
 from referee.games.klaberjass.entry import ENTRY as KLABERJASS
@@ -65,6 +65,16 @@ def duplicate_settings(settings: GameSettings) -> GameSettings:
         if name not in completed.options:
             completed.options[name].CopyFrom(option_value(value))
     return completed
+
+
+def lower_score_wins(settings: GameSettings) -> bool:
+    """Whether a lower score ranks higher in the game ``settings`` name under its options
+    (Mau-Mau's tallies); False for settings no game accepts."""
+    try:
+        game = game_from_settings(settings)
+    except (RulesError, ValueError):
+        return False
+    return game.new_state(0).lower_score_wins()
 
 
 def codec_for(game: Game) -> GameCodec:

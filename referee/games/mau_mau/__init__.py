@@ -1,6 +1,17 @@
 """Mau-Mau: the rules (``rules``), what a seat sees (``view``), positions as values
-(``positions``) and the wire form (``codec``). Outside this folder, import these names only."""
+(``positions``), the wire form (``codec``) and the luck of its draws (``luck``). Outside this
+folder, import these names only."""
 
+from referee.games.mau_mau.luck import (
+    LUCK_FEATURES,
+    ChanceDraw,
+    draw_luck_features,
+    draws_from,
+    luck_of,
+    match_draws,
+    match_luck,
+    seat_luck_features,
+)
 from referee.games.mau_mau.positions import MauMauPosition, position_of
 from referee.games.mau_mau.rules import (
     FINE,
@@ -33,9 +44,11 @@ __all__ = [
     "HAND_SIZE",
     "JACKS",
     "LAST_CARD",
+    "LUCK_FEATURES",
     "MAU_MAU",
     "PASS",
     "SECOND_JACK_SHIFT",
+    "ChanceDraw",
     "DealResult",
     "MauMauObservation",
     "MauMauPosition",
@@ -44,8 +57,14 @@ __all__ = [
     "action_cards",
     "deal_multiplier",
     "discard_action",
+    "draw_luck_features",
+    "draws_from",
     "hand_points",
+    "luck_of",
+    "match_draws",
+    "match_luck",
     "playable_after_card",
     "playable_after_jack",
     "position_of",
+    "seat_luck_features",
 ]

@@ -2,6 +2,7 @@
 
 from referee.games.entry import GameEntry
 from referee.games.mau_mau.codec import MauMauCodec
+from referee.games.mau_mau.luck import match_luck
 from referee.games.mau_mau.positions import position_of
 from referee.games.mau_mau.rules import MauMauState
 
@@ -14,4 +15,5 @@ ENTRY = GameEntry(
     # A reshuffle drawn from the match's generator would deal later deals differently in a
     # rotation whose play ran the stock out more often.
     duplicate_options={"reshuffle": "deal_seeded"},
+    luck=match_luck,
 )
