@@ -3,9 +3,10 @@
 What the arena does around every match except playing it, as ``Arena.schedule_once`` and
 ``Arena.play_claim`` do it: keep the ladder's matchmaking pool up to date (``Arena._pool``: the
 bots whose state changed, read every ``pool_refresh_s``; a full rebuild from every entrant every
-``pool_rebuild_s``), pick the players and plan the set (``arena.matchmaking``), enqueue it,
-claim it, record the result (durable record, seat rows, rating update with openskill, rating
-history) in one transaction, and give the new ratings to the pool. The match records are real:
+``pool_rebuild_s``), pick the players and plan the set (``arena.matchmaking``), enqueue it
+(within the queue's target and fenced by the ladder's lease, renewed each round), claim it,
+record the result (durable record, seat rows, rating update with openskill, rating history) in
+one transaction, and give the new ratings to the pool. The match records are real:
 Oh Hell 4-seat matches played at random in-process, built with the referee's own
 ``match_record``, so their size and move count are a real match's.
 
@@ -52,8 +53,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from arena.ladder import ArenaConfig
+from arena.ladder import ArenaConfig, queue_target
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
+from arena.store.coordination import Coordination
 from arena.store.db import (
     LZ4_WHERE_AVAILABLE,
     SQLITE_PRAGMAS,
@@ -83,6 +85,11 @@ read, pool built), ``pool catch-up`` (the entries that changed), ``pool refresh`
 state changed). ``matchmaking`` is pick + plan and the pool's updates (matches scheduled, new
 ratings)."""
 CONFIG = ArenaConfig()
+WORKER = "bench"
+"""The worker id the benchmark claims, records and schedules (holds the ladder's lease) as."""
+LEASE_S = 60.0
+"""The ladder's lease, renewed every round (the arena's lasts ``leader_lease_s`` and is renewed
+every tick; a longer one here, so that a round slowed down by a busy machine keeps it)."""
 ROUNDS_PER_REBUILD = round(CONFIG.pool_rebuild_s / CONFIG.pool_refresh_s)
 ROUNDS_PER_CATCH_UP = round(CONFIG.pool_catch_up_s / CONFIG.pool_refresh_s)
 
@@ -199,13 +206,13 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
         pglz = Baseline(location, None, server_default=True) if url else None
         try:
             _, setup_s = timed(lambda: register(store, bots))
-            ladder_id = store.create_ladder(
-                arena_service_pb2.LadderConfig(
-                    name="bench",
-                    settings=options_pb2.GameSettings(game=GAME, num_seats=SEATS),
-                    concurrency=1,
-                )
+            config = arena_service_pb2.LadderConfig(
+                name="bench",
+                settings=options_pb2.GameSettings(game=GAME, num_seats=SEATS),
+                concurrency=1,
             )
+            ladder_id = store.create_ladder(config)
+            coordination, lease = Coordination(database), f"ladder:{ladder_id}"
             store.enter_active_bots(ladder_id, GAME)
             # In an arena the bots registered long before; here all 10,000 did within the
             # refresh's grace window, which would have every refresh read them all again.
@@ -243,16 +250,28 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
                 store.set_state_by_arena(paused, "paused", "", 0)
                 # As Arena._pool does once per pool_refresh_s: the bots whose state changed.
                 since = watch.run("pool refresh", refresh, store, ladder_id, pool, since)
+                # As Arena._schedule_ladder does each tick: its ladder's lease, renewed.
+                epoch = watch.run("enqueue", coordination.lead, lease, WORKER, LEASE_S)
+                assert epoch is not None
                 for index in range(per_round):
                     planned = watch.run("matchmaking", plan_next, pool, rng)
-                    done = watch.run("enqueue", store.enqueue, ladder_id, "ladder", planned)
+                    # With the queue's target and the lease's fencing, as the arena enqueues.
+                    done = watch.run(
+                        "enqueue",
+                        store.enqueue,
+                        ladder_id,
+                        "ladder",
+                        planned,
+                        queue_target(config),
+                        (lease, WORKER, epoch),
+                    )
                     assert done, "a refused set would make the arena rebuild the pool"
-                    claim = watch.run("claim", store.claim, "bench", 300.0)
+                    claim = watch.run("claim", store.claim, WORKER, 300.0)
                     assert claim is not None
                     record = record_pb2.MatchRecord()
                     record.CopyFrom(records[(round_index * per_round + index) % len(records)])
                     record.match_id = claim.match_id
-                    ratings = watch.run("record_result", store.record_result, record)
+                    ratings = watch.run("record_result", store.record_result, record, WORKER)
                     assert ratings
                     watch.run("matchmaking", pool.rated, ratings)
                 # As Arena._pool does once per pool_catch_up_s: the entries changed since the

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openskill.models import PlackettLuce
@@ -733,6 +735,69 @@ def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Pa
         for claimed in (first, last):
             assert trips(finished_record(claimed.match_id, [1, 2, 3], [3, 2, 1])) == 2
         assert all(s.matches == 3 for s in store.standings(ladder_id)), "the results counted"
+
+
+SCANNED = re.compile(
+    r"(?:Seq Scan|Index Scan|Index Only Scan|Bitmap Heap Scan)(?: using \S+)? on (bots|entries)\b"
+    r".*actual time=\S+ rows=(\d+) loops=(\d+)"
+)
+"""A scan of ``bots`` or ``entries`` in an ``auto_explain`` plan, with the rows it returned."""
+
+
+def test_a_claim_and_a_result_read_only_their_bots_rows_on_postgres() -> None:
+    """Pinned from the plans the server ran (``auto_explain``), not timings: a claim and a
+    result read the rows of the bots they seat, not every bot's or entry's (``arena_claim``
+    joined ``bots`` by hash and ``arena_finish`` its entries, over all 10,000 of them in the
+    ladder benchmark, until schema 20; the entries' read likewise without statistics)."""
+    if not postgres_available():
+        pytest.skip("no PostgreSQL server reachable")
+    from arena.store.db import PostgresDatabase
+
+    plans: list[str] = []
+
+    def explain(connection: Any) -> None:
+        try:
+            connection.execute("LOAD 'auto_explain'")
+        except Exception:  # not superuser, or no contrib: nothing to look at
+            return
+        for setting in ("log_min_duration = 0", "log_analyze = on", "log_nested_statements = on"):
+            connection.execute(f"SET auto_explain.{setting}")
+        # On tables this small a scan is the cheaper plan; without it, what is left is whether
+        # a statement can find its rows by key at all (at 10,000 bots the planner scans only
+        # where it cannot).
+        connection.execute("SET enable_seqscan = off")
+        connection.execute("SET client_min_messages = log")
+        connection.add_notice_handler(lambda notice: plans.append(notice.message_primary or ""))
+
+    bots = 120
+    with (
+        postgres_url() as url,
+        contextlib.closing(PostgresDatabase(url, pool_size=1, configure=explain)) as database,
+    ):
+        store = Store(database)
+        ids = [
+            store.register_bot(f"o{n}", None, "b", "oh-hell", f"127.0.0.1:{n + 1}", "1")[0].bot_id
+            for n in range(bots)
+        ]
+        for bot_id in ids:
+            store.set_state_by_arena(bot_id, "active", "", 0)
+        ladder_id = store.create_ladder(ladder_config(seats=3))
+        store.enter_active_bots(ladder_id, "oh-hell")
+        with database.transaction() as tx:
+            tx.execute("ANALYZE")
+        if not plans:
+            pytest.skip("auto_explain not available")
+        for round_index in range(3):  # a few: the session's plans settle (generic ones)
+            seats = tuple(ids[3 * round_index : 3 * round_index + 3])
+            assert store.enqueue(ladder_id, "ladder", [PlannedMatch(round_index, seats)])
+            del plans[:]
+            claim = store.claim("w", 60)
+            assert claim is not None and claim.seats == seats
+            store.record_result(finished_record(claim.match_id, [1, 2, 3], [3, 2, 1]), "w")
+            scans = [match.groups() for plan in plans for match in SCANNED.finditer(plan)]
+            assert scans, "the plans were seen"
+            too_many = [(table, rows) for table, rows, loops in scans if int(rows) > len(seats)]
+            assert not too_many, f"rows read of {bots} bots: {too_many}"
 
 
 def test_bot_states_are_one_enum_tied_to_the_wire() -> None:

@@ -76,15 +76,16 @@ class SetReads:
 def send_set_reads(tx: Tx, match_id: str) -> SetReads:
     """Send, in one round trip (a pipelined PostgreSQL transaction): the set's rows, locked;
     the entries of every bot of the set in its ladder, locked in bot order (the writes lock
-    them anyway); the seats of the set's other rated matches; the ladder's config."""
+    them anyway; found by key: ``IN (SELECT …)`` let the planner scan every entry of the
+    ladder); the seats of the set's other rated matches; the ladder's config."""
     of_set = "(SELECT set_id FROM matches WHERE match_id = ?)"
     of_ladder = "(SELECT ladder_id FROM matches WHERE match_id = ?)"
     return SetReads(
         tx.send(SET_ROWS_SQL + " FOR UPDATE", (match_id,)),
         tx.send(
             f"SELECT bot_id, mu, sigma, rated_us FROM entries WHERE ladder_id = {of_ladder} "
-            "AND bot_id IN (SELECT unnest(string_to_array(seats, ',')) FROM matches "
-            f"WHERE set_id = {of_set}) ORDER BY bot_id FOR UPDATE",
+            "AND bot_id = ANY (ARRAY(SELECT unnest(string_to_array(seats, ',')) FROM matches "
+            f"WHERE set_id = {of_set})) ORDER BY bot_id FOR UPDATE",
             (match_id, match_id),
         ),
         tx.send(
