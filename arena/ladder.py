@@ -161,6 +161,14 @@ class LiveMatch:
         for queue in self.subscribers:
             queue.put_nowait(event)
 
+    def publish_move(self, match: Match, move: MoveLog) -> None:
+        """A referee's ``on_move``: the move as spectators may see it, if it is public (public
+        moves only, numbered among themselves: ``events`` holds only move events until the
+        match is over, the finished record coming last)."""
+        event = public_move_event(match, move, len(self.events))
+        if event is not None:
+            self.publish(arena_service_pb2.WatchMatchResponse(move=event))
+
 
 @dataclass
 class LadderPool:
@@ -658,11 +666,7 @@ class Arena:
         )
 
     def _on_move(self, live: LiveMatch, match: Match, move: MoveLog) -> None:
-        # Public moves only, numbered among themselves: ``live.events`` holds only move events
-        # until the match is over (the finished record comes last).
-        event = public_move_event(match, move, len(live.events))
-        if event is not None:
-            live.publish(arena_service_pb2.WatchMatchResponse(move=event))
+        live.publish_move(match, move)
 
     @staticmethod
     async def _cancel_when_set(event: trio.Event, scope: trio.CancelScope) -> None:
