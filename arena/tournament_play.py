@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from arena.ladder import Arena, LiveMatch
+from arena.ladder import Arena, LiveMatch, cancel_when_set
 from arena.matchmaking import PlannedMatch
 from arena.store.repository import BotRow
 from arena.store.tournaments import TournamentRow, Tournaments, TournamentState
@@ -224,14 +224,26 @@ class TournamentRunner:
         async with playing.limiter:
             if not await self._start_when_free(match_id, playing.ladder_cap):
                 return None
-            live = self.arena.live[match_id] = LiveMatch()
-            try:
-                return await play_match(
+            return await self._play_watched(spec)
+
+    async def _play_watched(self, spec: MatchSpec) -> record_pb2.MatchRecord | None:
+        """Play a started rotation, its public moves published to watchers (``arena.live``);
+        None if this process's registration ran out meanwhile (it is stopped: the next
+        holder of the lease plays its set again)."""
+        lost = self.arena.registration_lost
+        live = self.arena.live[spec.match_id] = LiveMatch()
+        record = None
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(cancel_when_set, lost, nursery.cancel_scope)
+                record = await play_match(
                     spec, self.arena.pool, live.publish_move, self.arena.metrics, self.arena.stop
                 )
-            finally:
-                live.publish(None)  # the stream ends: a tournament match keeps no record
-                self.arena.live.pop(match_id, None)
+                nursery.cancel_scope.cancel()
+        finally:
+            live.publish(None)  # the stream ends: a tournament match keeps no record
+            self.arena.live.pop(spec.match_id, None)
+        return None if lost.is_set() else record
 
     async def _start_when_free(self, match_id: str, ladder_cap: int) -> bool:
         """Start the rotation in the store as soon as each of its bots may play one more
