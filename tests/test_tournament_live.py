@@ -132,8 +132,10 @@ def test_tournament_matches_are_listed_and_watched_live_as_a_stranger_sees_them(
 
 def test_a_bots_cap_holds_across_its_ladder_and_its_tournament(tmp_path: Path) -> None:
     """A ladder capping each bot at one match at once, and a tournament of that ladder's
-    bots: sampled while both play, no bot is ever in two matches, and each kind is seen."""
-    bots = [thinker(20), start_bot("random", seed=2), start_bot("random", seed=3)]
+    bots: sampled while both play, no bot is ever in two matches, and each kind is seen. The
+    ladder plays one match at a time, so two of the four bots are free for the tournament (a
+    ladder that keeps every bot at its limit would leave the tournament waiting)."""
+    bots = [thinker(20), *(start_bot("random", seed=seed) for seed in (2, 3, 4))]
     try:
         with served(tmp_path) as arena:
             ids = register(arena, bots)
@@ -141,7 +143,7 @@ def test_a_bots_cap_holds_across_its_ladder_and_its_tournament(tmp_path: Path) -
                 name="capped",
                 settings=settings(),
                 move_time_ms=2000,
-                concurrency=4,
+                concurrency=1,
                 max_matches_per_bot=1,
             )
             arena.client.call("CreateLadder", pb.CreateLadderRequest(config=ladder))
