@@ -65,7 +65,9 @@ def _result(match: pb.ListedMatch) -> Text:
 
 def matches_table(matches: list[pb.ListedMatch], ladders: dict[str, str], title: str) -> Table:
     """Listed matches as a table: the whole match id first (it is what ``arena watch`` takes),
-    the seats in seat order and, for a finished match, each seat's rank and score."""
+    where it belongs (its ladder, ``tournament NAME``, or its kind; ``ladders`` names ladders
+    and tournaments by id), the seats in seat order and, for a finished match, each seat's
+    rank and score."""
     table = Table(title=title)
     table.add_column("match", no_wrap=True, min_width=32)
     for column in ("ladder", "seats", "started", "finished"):
@@ -73,6 +75,8 @@ def matches_table(matches: list[pb.ListedMatch], ladders: dict[str, str], title:
     table.add_column("result", overflow="fold")
     for match in matches:
         ladder = ladders.get(match.ladder_id, match.ladder_id) if match.ladder_id else ""
+        if match.tournament_id:
+            ladder = f"tournament {ladders.get(match.tournament_id, match.tournament_id)}"
         table.add_row(
             match.match_id,
             literal(ladder or match.kind),
@@ -97,6 +101,9 @@ def cmd_matches(args: argparse.Namespace) -> int:
             ladder.ladder_id: ladder.config.name
             for ladder in client.call("ListLadders", pb.ListLaddersRequest()).ladders
         }
+        for tournament_id in sorted({m.tournament_id for m in matches} - {""}):
+            asked = pb.GetTournamentRequest(tournament=tournament_id)
+            ladders[tournament_id] = client.call("GetTournament", asked).tournament.config.name
     except grpc.RpcError as error:
         return _fail(error)
     finally:

@@ -160,13 +160,19 @@ def _live_table(settings: options_pb2.GameSettings | None, seats: list[str]) -> 
 
 
 def board_for(client: ArenaClient, match_id: str) -> tuple[Board, str]:
-    """A board for ``match_id`` with its bots' names and (from its ladder) its settings."""
+    """A board for ``match_id`` with its bots' names and (from its ladder or tournament) its
+    settings."""
     listed = _listed(client, match_id)
     if listed is None:
         return Board([]), match_id[:12]
     seats = [f"{s.owner}/{s.bot_name}" if s.bot_name else s.bot_id for s in listed.seats]
     settings = None
     title = f"{listed.kind} {match_id[:12]}"
+    if listed.tournament_id:
+        request = pb.GetTournamentRequest(tournament=listed.tournament_id)
+        config = client.call("GetTournament", request).tournament.config
+        settings = config.settings
+        title = f"tournament {config.name} ({settings.game}) {match_id[:12]}"
     for ladder in client.call("ListLadders", pb.ListLaddersRequest()).ladders:
         if ladder.ladder_id == listed.ladder_id:
             settings = ladder.config.settings

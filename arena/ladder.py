@@ -145,6 +145,12 @@ def _failure_of(error: BaseException) -> tuple[str, BaseException]:
     return "play", error
 
 
+async def cancel_when_set(event: trio.Event, scope: trio.CancelScope) -> None:
+    """Cancel ``scope`` once ``event`` is set (a task beside what the scope runs)."""
+    await event.wait()
+    scope.cancel()
+
+
 @dataclass
 class LiveMatch:
     """A match being played here, for spectators: public move events and subscriber queues."""
@@ -160,6 +166,14 @@ class LiveMatch:
             self.events.append(event)
         for queue in self.subscribers:
             queue.put_nowait(event)
+
+    def publish_move(self, match: Match, move: MoveLog) -> None:
+        """A referee's ``on_move``: the move as spectators may see it, if it is public (public
+        moves only, numbered among themselves: ``events`` holds only move events until the
+        match is over, the finished record coming last)."""
+        event = public_move_event(match, move, len(self.events))
+        if event is not None:
+            self.publish(arena_service_pb2.WatchMatchResponse(move=event))
 
 
 @dataclass
@@ -222,6 +236,12 @@ class Arena:
         self._targets: dict[str, str] = {}
         """Each bot endpoint's channel target, as ``connect_target`` last resolved it."""
         """What each bot last announced as its limit of matches at once, as last stored."""
+
+    @property
+    def registration_lost(self) -> trio.Event:
+        """Set once this process's current registration ran out: the matches it plays may be
+        another's, so stop them (``_heartbeat_forever`` waits until ``live`` is empty)."""
+        return self._registration_lost
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a store operation on the database's own thread(s), timing it."""
@@ -603,7 +623,7 @@ class Arena:
         played: PlayedMatch | None = None
         failure: Exception | None = None
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._cancel_when_set, lost, nursery.cancel_scope)
+            nursery.start_soon(cancel_when_set, lost, nursery.cancel_scope)
             try:
                 played = await play_unannounced(
                     spec, self.pool, partial(self._on_move, live), self.metrics, self.stop
@@ -658,16 +678,7 @@ class Arena:
         )
 
     def _on_move(self, live: LiveMatch, match: Match, move: MoveLog) -> None:
-        # Public moves only, numbered among themselves: ``live.events`` holds only move events
-        # until the match is over (the finished record comes last).
-        event = public_move_event(match, move, len(live.events))
-        if event is not None:
-            live.publish(arena_service_pb2.WatchMatchResponse(move=event))
-
-    @staticmethod
-    async def _cancel_when_set(event: trio.Event, scope: trio.CancelScope) -> None:
-        await event.wait()
-        scope.cancel()
+        live.publish_move(match, move)
 
     def _count_result(self, claim: Claim, record: record_pb2.MatchRecord) -> None:
         game = record.settings.game

@@ -464,13 +464,13 @@ class ArenaServicer(arena_service_pb2_grpc.ArenaServiceServicer):
                 "ConnectBot needs the bot's key or its owner's token",
             )
         await _require(context, fields.identifier("bot_id", bot_id))
-        if not await self._call(context, self.store.may_connect, bot_id, token):
+        bot = await self._call(context, self.store.connecting_bot, bot_id, token)
+        if bot is None:
             await _abort(
                 context,
                 grpc.StatusCode.PERMISSION_DENIED,
                 "neither this bot's key nor its owner's token",
             )
-        bot = await self._call(context, self.store.bot, bot_id)
         if not bot.endpoint.startswith(OUTBOUND):
             detail = "this bot is registered to be dialled; only outbound bots connect"
             await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, detail)

@@ -2,12 +2,14 @@
 
 Pages follow each other by keyset, not by offset: a page token holds the sort key of the last
 match given, so every page reads only its own rows however long the history. Matches being
-played are few (at most every process's workers) and read by status (``matches_by_status``,
-``matches_by_ladder_finished``), the latest scheduled first; finished matches the latest
-finished first, through ``matches_finished`` and ``matches_by_ladder_finished`` (schema 13)
-or, for one bot, ``match_seats_by_bot``. A rotation of a duplicate deal lists no rank or
-score until its whole set has finished, under the store's one statement of that rule
-(``unfinished_rotations_sql``).
+played are few (at most every process's workers, and the tournaments' matches at once) and
+read by status (``matches_by_status``, ``matches_by_ladder_finished``), the latest scheduled
+first; finished matches the latest finished first, through ``matches_finished`` and
+``matches_by_ladder_finished`` (schema 13) or, for one bot, ``match_seats_by_bot``. A
+tournament's match is listed while it is played, with its tournament's id (schema 21): it
+keeps no record once over, its tournament's crosstable does. A rotation of a duplicate deal
+lists no rank or score until its whole set has finished, under the store's one statement of
+that rule (``unfinished_rotations_sql``).
 """
 
 from __future__ import annotations
@@ -114,6 +116,7 @@ class _Row:
     finished_at_us: int
     status: int
     unfinished_rotations: int
+    tournament_id: str
 
 
 def _page(rows: Sequence[Any], phase: str) -> list[_Row]:
@@ -129,6 +132,7 @@ def _page(rows: Sequence[Any], phase: str) -> list[_Row]:
             finished_at_us=int(row[6] or 0),
             status=int(row[7] or 0),
             unfinished_rotations=int(row[8]),
+            tournament_id=row[9],
         )
         for row in rows
     ]
@@ -185,13 +189,14 @@ class Listings:
             row = tx.one(
                 "SELECT m.match_id, COALESCE(m.ladder_id, ''), m.kind, m.seats, "
                 "COALESCE(m.finished_at_us, m.created_at_us), m.started_at_us, "
-                f"m.finished_at_us, m.result_status, {unfinished_rotations_sql('m')}, m.status "
+                f"m.finished_at_us, m.result_status, {unfinished_rotations_sql('m')}, "
+                "COALESCE(m.tournament_id, ''), m.status "
                 "FROM matches m WHERE m.match_id = ? AND m.status IN ('playing', 'finished')",
                 (match_id,),
             )
             if row is None:
                 raise StoreError("NOT_FOUND", f"no match {match_id!r} finished or in play")
-            return self._listed(tx, _page([row[:9]], str(row[9])))[0]
+            return self._listed(tx, _page([row[:10]], str(row[10])))[0]
 
     @staticmethod
     def _ladder_id(tx: Tx, key: str) -> str:
@@ -244,7 +249,8 @@ class Listings:
             params.extend((after.at_us, after.at_us, after.match_id))
         columns = (
             f"m.match_id, COALESCE(m.ladder_id, ''), m.kind, m.seats, {key}, m.started_at_us, "
-            f"m.finished_at_us, m.result_status, {unfinished_rotations_sql('m')}"
+            f"m.finished_at_us, m.result_status, {unfinished_rotations_sql('m')}, "
+            "COALESCE(m.tournament_id, '')"
         )
         found = tx.all(
             f"SELECT {columns} FROM {source} "
@@ -289,6 +295,7 @@ class Listings:
                 started_at_us=row.started_at_us,
                 finished_at_us=row.finished_at_us,
                 withheld=row.phase == "finished" and row.unfinished_rotations > 0,
+                tournament_id=row.tournament_id,
             )
             for seat, bot_id in enumerate(row.seats):
                 name, owner = names.get(bot_id, ("", ""))

@@ -331,6 +331,19 @@ def _fits(
     return all(playing.by_bot[bot] < match_limit(announced.get(bot), cap) for bot in bots)
 
 
+def bots_may_start(tx: Tx, bots: Sequence[str], ladder_cap: int) -> bool:
+    """Whether each of ``bots`` may start one more match under ``ladder_cap`` (``match_limit``),
+    counted as a claim counts (every match being played: ladder, validation, tournament). On
+    PostgreSQL the bots' rows are locked first, in bot order as ``arena_claim`` locks them, so
+    this check and a claim take turns; SQLite's write lock does that already."""
+    seated = sorted(set(bots) - {HOUSE_RANDOM})
+    if tx.dialect == "postgres" and seated:
+        marks = ", ".join("?" for _ in seated)
+        tx.all(f"SELECT 1 FROM bots WHERE bot_id IN ({marks}) ORDER BY bot_id FOR UPDATE", seated)
+    playing = Store._playing(tx)
+    return _fits(seated, ladder_cap, None, playing, Store._announced(tx, seated))
+
+
 CLAIM_PAGE = 64
 """Waiting matches a claim reads at a time while looking for one whose bots are all free."""
 
@@ -637,22 +650,26 @@ class Store:
             set_key_hash(tx, bot_id, "")
 
     def may_connect(self, bot_id: str, token: str) -> bool:
-        """Whether ``token`` opens the bot's ConnectBot stream: its owner's token or its key,
-        and the owner not banned (``StoreError`` PERMISSION_DENIED with the reason if it is;
-        NOT_FOUND if there is no such bot)."""
+        """Whether ``token`` opens the bot's ConnectBot stream (see ``connecting_bot``)."""
+        return self.connecting_bot(bot_id, token) is not None
+
+    def connecting_bot(self, bot_id: str, token: str) -> BotRow | None:
+        """The bot whose ConnectBot stream ``token`` opens (its owner's token or its key, the
+        owner not banned: ``StoreError`` PERMISSION_DENIED with the reason if it is), in one
+        read; None for a token that opens nothing; NOT_FOUND if there is no such bot."""
         with self.db.transaction() as tx:
             row = tx.one(
-                "SELECT o.name, o.token_hash, o.banned_reason, b.key_hash FROM bots b "
+                f"SELECT {_BOT_COLUMNS}, o.token_hash, o.banned_reason, b.key_hash FROM bots b "
                 "JOIN owners o ON o.owner_id = b.owner_id WHERE b.bot_id = ?",
                 (bot_id,),
             )
         if row is None:
             raise StoreError("NOT_FOUND", f"no bot {bot_id!r}")
-        owner, token_hash, banned, key_hash = row
+        bot, (token_hash, banned, key_hash) = BotRow(*row[:-3]), row[-3:]
         if not (token_matches(token_hash, token) or token_matches(key_hash, token)):
-            return False
-        _refuse_banned(owner, banned)
-        return True
+            return None
+        _refuse_banned(bot.owner, banned)
+        return bot
 
     @retry_transient
     def set_bot_state(self, bot_id: str, token: str | None, state: str) -> BotRow:
@@ -1374,7 +1391,8 @@ class Store:
             skip = " FOR UPDATE OF m SKIP LOCKED" if tx.dialect == "postgres" else ""
             rows = tx.all(
                 "SELECT m.match_id, m.claimed_by FROM matches m LEFT JOIN workers w ON "
-                "w.worker_id = m.claimed_by WHERE m.status = 'playing' AND (m.claimed_by = ? "
+                "w.worker_id = m.claimed_by WHERE m.status = 'playing' AND m.kind <> 'tournament' "
+                "AND (m.claimed_by = ? "
                 f"OR (w.worker_id IS NULL AND m.lease_until_us < ?) "
                 f"OR w.alive_until_us <= {tx.clock}){skip}",
                 (worker or "", now_us()),

@@ -583,8 +583,18 @@ def _v20(dialect: str) -> list[str]:
     ]
 
 
+def _v21(dialect: str) -> list[str]:
+    """Tournament matches in the queue table (``arena.store.tournaments``): while a tournament
+    set is played, each of its rotations is a ``matches`` row of kind 'tournament' (status
+    'pending' until it starts, then 'playing'; deleted when it ends), so ListMatches lists it,
+    WatchMatch finds the process playing it and a bot's limit of matches at once counts it.
+    ``matches.tournament_id`` says whose it is (NULL for ladder and validation matches)."""
+    del dialect
+    return ["ALTER TABLE matches ADD COLUMN tournament_id TEXT"]
+
+
 MIGRATIONS: list[Callable[[str], list[str]]] = [
     *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14, _v15, _v16),
-    *(_v17, _v18, _v19, _v20),
+    *(_v17, _v18, _v19, _v20, _v21),
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

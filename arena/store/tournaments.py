@@ -6,6 +6,15 @@ from the tournament's seed, so a process that resumes a tournament after a resta
 same sets, skips those stored and plays the rest; a set delivered twice (two processes, a
 retry) counts once. A set stores its rated rotations (seats as the crosstable names the
 entrants, ranks, scores), all the crosstable needs.
+
+While a set is played its rotations are rows of the match queue (``matches``, kind
+'tournament', schema 21), under one set id and the deal's seed: 'pending' until a rotation
+starts, 'playing' while it is played by the process named in ``claimed_by``, deleted once it
+ends or its set is dropped. So ListMatches lists them, WatchMatch finds who plays them and
+withholds a rotation while another of its deal is unfinished (``unfinished_rotations_sql``),
+and a bot's limit of matches at once counts them with its ladder matches (``bots_may_start``,
+the claim's count). No queue worker claims them: claims take only 'waiting' rows, and
+``Store.recover`` leaves them to the tournament player (``drop_stale_matches``).
 """
 
 from __future__ import annotations
@@ -19,12 +28,14 @@ from typing import Any
 
 from arena.duplicate_scoring import Rotation
 from arena.store.db import Database, Tx
-from arena.store.repository import StoreError, now_us
+from arena.store.repository import StoreError, bots_may_start, now_us
 from arena.tournament import SetResult
 from cardarena.arena.v1 import arena_service_pb2 as pb
 
 MAX_LISTED = 500
 """The most tournaments one listing gives (newest first)."""
+TOURNAMENT_KIND = "tournament"
+"""The ``matches.kind`` of a tournament's rotations."""
 
 
 class TournamentState(enum.StrEnum):
@@ -192,6 +203,74 @@ class Tournaments:
                 (state, self.clock(), tournament_id, TournamentState.RUNNING),
             )
             return tx.rowcount == 1
+
+    # -- the rotations being played, in the match queue --------------------------------------
+
+    def add_set(
+        self, tournament_id: str, worker: str, rotations: list[tuple[str, list[str], int]]
+    ) -> None:
+        """Queue a set's rotations (match id, the bot in each seat, the deal's seed) for
+        ``worker`` to play, 'pending', under one set id: each is withheld while another
+        rotation of its deal is unfinished."""
+        set_id = uuid.uuid4().hex
+        created = self.clock()
+        rows = [
+            (match_id, tournament_id, set_id, TOURNAMENT_KIND, seed, ",".join(seats), worker, at)
+            for at, (match_id, seats, seed) in enumerate(rotations, start=created)
+        ]
+        with self.db.transaction(durable=False) as tx:
+            tx.many(
+                "INSERT INTO matches (match_id, ladder_id, tournament_id, set_id, kind, seed, "
+                "seats, status, claimed_by, created_at_us) "
+                "VALUES (?, NULL, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                rows,
+            )
+
+    def start_match(self, match_id: str, worker: str, ladder_cap: int) -> bool | None:
+        """Start a pending rotation of ``worker``'s if each of its bots is below its limit of
+        matches at once (``bots_may_start``): True if started, False if a bot is at its limit
+        (try again later), None if the row is gone (its set was dropped)."""
+        with self.db.transaction(durable=False) as tx:
+            row = tx.one(
+                "SELECT seats FROM matches WHERE match_id = ? AND status = 'pending' "
+                "AND claimed_by = ?",
+                (match_id, worker),
+            )
+            if row is None:
+                return None
+            if not bots_may_start(tx, row[0].split(","), ladder_cap):
+                return False
+            tx.execute(
+                "UPDATE matches SET status = 'playing', started_at_us = ?, "
+                "attempts = attempts + 1 WHERE match_id = ?",
+                (self.clock(), match_id),
+            )
+            return True
+
+    def end_matches(self, match_ids: list[str]) -> None:
+        """Take rotations out of the queue: played (the set stores the result) or dropped."""
+        if not match_ids:
+            return
+        marks = ", ".join("?" for _ in match_ids)
+        with self.db.transaction(durable=False) as tx:
+            tx.execute(
+                f"DELETE FROM matches WHERE kind = ? AND match_id IN ({marks})",
+                (TOURNAMENT_KIND, *match_ids),
+            )
+
+    def drop_stale_matches(self, worker: str, playing: list[str]) -> int:
+        """Delete the tournament rotations in the queue that are not ``worker``'s rows of a
+        tournament it plays now (``playing``): what a process that stopped, died or lost the
+        ``tournaments`` lease left (its sets are played again under new ids). For the lease
+        holder only. How many were deleted."""
+        keep = ", ".join("?" for _ in playing) or "''"  # no tournament id is empty
+        with self.db.transaction(durable=False) as tx:
+            tx.execute(
+                "DELETE FROM matches WHERE kind = ? AND status IN ('pending', 'playing') "
+                f"AND NOT (claimed_by = ? AND tournament_id IN ({keep}))",
+                (TOURNAMENT_KIND, worker, *playing),
+            )
+            return max(0, tx.rowcount)
 
     @staticmethod
     def _running(tx: Tx, tournament_id: str) -> bool:

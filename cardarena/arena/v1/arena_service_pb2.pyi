@@ -1515,12 +1515,13 @@ class ListedMatch(_message.Message):
     STARTED_AT_US_FIELD_NUMBER: _builtins.int
     FINISHED_AT_US_FIELD_NUMBER: _builtins.int
     WITHHELD_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match's id."""
     ladder_id: _builtins.str
-    """Its ladder (empty for a validation match)."""
+    """Its ladder (empty for a validation or tournament match)."""
     kind: _builtins.str
-    """"ladder" or "validation"."""
+    """"ladder", "validation" or "tournament"."""
     phase: Global___MatchPhase.ValueType
     """Being played or finished."""
     status: _record_pb2.MatchStatus.ValueType
@@ -1534,6 +1535,10 @@ class ListedMatch(_message.Message):
     withheld: _builtins.bool
     """True while other rotations of its duplicate deal are unfinished: ranks and scores are
     withheld (0) until the whole set has finished, as they say something about the deal.
+    """
+    tournament_id: _builtins.str
+    """Its tournament (GetTournament takes it; empty for a ladder or validation match). A
+    tournament match is listed while it is played; its result is the tournament's crosstable.
     """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___ListedSeat]:
@@ -1551,10 +1556,11 @@ class ListedMatch(_message.Message):
         started_at_us: _builtins.int = ...,
         finished_at_us: _builtins.int = ...,
         withheld: _builtins.bool = ...,
+        tournament_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at_us", b"finished_at_us", "kind", b"kind", "ladder_id", b"ladder_id", "match_id", b"match_id", "phase", b"phase", "seats", b"seats", "started_at_us", b"started_at_us", "status", b"status", "withheld", b"withheld"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at_us", b"finished_at_us", "kind", b"kind", "ladder_id", b"ladder_id", "match_id", b"match_id", "phase", b"phase", "seats", b"seats", "started_at_us", b"started_at_us", "status", b"status", "tournament_id", b"tournament_id", "withheld", b"withheld"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1884,9 +1890,9 @@ class ParkedMatch(_message.Message):
     match_id: _builtins.str
     """The match's id (a new one each time it went back to the queue; never played under it)."""
     ladder_id: _builtins.str
-    """Its ladder (empty for a validation match)."""
+    """Its ladder (empty for a validation or tournament match)."""
     kind: _builtins.str
-    """"ladder" or "validation"."""
+    """"ladder", "validation" or "tournament"."""
     failures: _builtins.int
     """Failed attempts in a row."""
     failure_kind: Global___MatchFailureKind.ValueType

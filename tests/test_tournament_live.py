@@ -1,0 +1,173 @@
+"""Tournament matches are first-class for spectators and for a bot's limit of matches at once,
+through a real ``arena serve`` (SQLite) playing real bot processes over gRPC: ListMatches and
+``arena live`` list them while played, with their tournament; WatchMatch streams the public
+moves of a set's last rotation and refuses the others while their deal is unfinished; a bot's
+cap holds across its ladder matches and its tournament matches together."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import grpc
+
+from arena.client import ArenaClient
+from arena.local_bots import start_bot, stop_bot
+from cardarena.arena.v1 import arena_service_pb2 as pb
+from tests.helpers import ROOT
+from tests.test_tournament_service import config, register, served, settings, thinker
+from tests.web_arena import WebArena, wait_for
+
+ARENA = (sys.executable, "-m", "arena")
+
+
+def playing_rows(workdir: Path) -> list[tuple[str, str, str]]:
+    """(match id, kind, seats) of every match being played, read from the database file."""
+    with contextlib.closing(sqlite3.connect(workdir / "arena.sqlite3")) as db:
+        return db.execute(
+            "SELECT match_id, kind, seats FROM matches WHERE status = 'playing'"
+        ).fetchall()
+
+
+def live_tournament_matches(arena: WebArena, tournament_id: str) -> list[pb.ListedMatch]:
+    request = pb.ListMatchesRequest(phase=pb.MATCH_PHASE_PLAYING, page_size=100)
+    response: pb.ListMatchesResponse = arena.client.call("ListMatches", request)
+    return [m for m in response.matches if m.tournament_id == tournament_id]
+
+
+def watched(client: ArenaClient, match_id: str) -> list[pb.WatchMatchResponse] | grpc.RpcError:
+    try:
+        return list(client.watch(match_id))
+    except grpc.RpcError as error:
+        return error
+
+
+def finished(arena: WebArena) -> pb.Tournament | None:
+    """Tournament "live" once it has finished."""
+    request = pb.GetTournamentRequest(tournament="live")
+    shown: pb.Tournament = arena.client.call("GetTournament", request).tournament
+    return shown if shown.state == pb.TOURNAMENT_STATE_FINISHED else None
+
+
+def live_cli(arena: WebArena) -> str:
+    """What ``arena live`` prints."""
+    return subprocess.run(
+        [*ARENA, "live", "--server", arena.service.address],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(ROOT),
+    ).stdout
+
+
+def is_last_rotation(match_id: str) -> bool:
+    """Whether the match is its set's second (last) rotation: ids end ``.ROTATION-ATTEMPT``."""
+    return match_id.rsplit("-", 1)[0].endswith(".1")
+
+
+def test_tournament_matches_are_listed_and_watched_live_as_a_stranger_sees_them(
+    tmp_path: Path,
+) -> None:
+    bots = [thinker(80), start_bot("random", seed=2)]  # two first-move bots would never bid
+    try:
+        with served(tmp_path) as arena:
+            ids = register(arena, bots)
+            created = arena.client.call(
+                "CreateTournament", pb.CreateTournamentRequest(config=config("live", ids, 4))
+            ).tournament
+            stranger = ArenaClient(arena.service.address, timeout_s=30)
+            listed = wait_for(
+                lambda: live_tournament_matches(arena, created.tournament_id), 60, "one listed"
+            )[0]
+            assert listed.kind == "tournament" and not listed.ladder_id
+            assert sorted(seat.bot_id for seat in listed.seats) == sorted(ids)
+            assert all(seat.owner and seat.bot_name for seat in listed.seats)
+            with ThreadPoolExecutor(8) as pool:  # each match watched once, from when first seen
+                shown = pool.submit(live_cli, arena)  # `arena live` while one is played
+                watches: dict[str, Future[list[pb.WatchMatchResponse] | grpc.RpcError]] = {}
+                deadline = time.monotonic() + 120
+                while time.monotonic() < deadline and not finished(arena):
+                    for match in live_tournament_matches(arena, created.tournament_id):
+                        if match.match_id not in watches:
+                            watches[match.match_id] = pool.submit(watched, stranger, match.match_id)
+                    time.sleep(0.02)
+                outcomes = {match_id: watch.result() for match_id, watch in watches.items()}
+                assert "tournament live" in shown.result(), shown.result()
+            streams = [e for e in outcomes.values() if not isinstance(e, grpc.RpcError) and e]
+            for match_id, outcome in outcomes.items():
+                if not isinstance(outcome, grpc.RpcError):  # its deal's other rotation is over
+                    assert is_last_rotation(match_id) or not outcome, "shown while withheld"
+                elif outcome.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                    assert not is_last_rotation(match_id), outcome.details()
+                    assert "withheld" in (outcome.details() or "")
+                else:  # over by the time the watch came: no record to show
+                    assert outcome.code() == grpc.StatusCode.NOT_FOUND, outcome
+            refused = [
+                e
+                for e in outcomes.values()
+                if isinstance(e, grpc.RpcError) and e.code() == grpc.StatusCode.FAILED_PRECONDITION
+            ]
+            assert refused, "the first rotation of a set is withheld while it is played"
+            assert streams, "the last rotation of a set was watched live"
+            for events in streams:
+                assert all(event.HasField("move") for event in events), (
+                    "moves only: a tournament match keeps no record to show"
+                )
+                indexes = [event.move.index for event in events]
+                assert indexes == list(range(len(indexes))), "every public move, in order"
+            done = wait_for(lambda: finished(arena), 180, "the tournament finished")
+            assert done.sets_played == 4
+            assert live_tournament_matches(arena, created.tournament_id) == []
+            assert playing_rows(tmp_path) == [], "no tournament match is left in the queue"
+    finally:
+        for bot in bots:
+            stop_bot(bot.process)
+
+
+def test_a_bots_cap_holds_across_its_ladder_and_its_tournament(tmp_path: Path) -> None:
+    """A ladder capping each bot at one match at once, and a tournament of that ladder's
+    bots: sampled while both play, no bot is ever in two matches, and each kind is seen. The
+    ladder plays one match at a time, so two of the four bots are free for the tournament (a
+    ladder that keeps every bot at its limit would leave the tournament waiting)."""
+    bots = [thinker(20), *(start_bot("random", seed=seed) for seed in (2, 3, 4))]
+    try:
+        with served(tmp_path) as arena:
+            ids = register(arena, bots)
+            ladder = pb.LadderConfig(
+                name="capped",
+                settings=settings(),
+                move_time_ms=2000,
+                concurrency=1,
+                max_matches_per_bot=1,
+            )
+            arena.client.call("CreateLadder", pb.CreateLadderRequest(config=ladder))
+
+            def entered() -> bool:
+                listed = arena.client.call("ListLadders", pb.ListLaddersRequest()).ladders
+                return any(one.bots == len(ids) for one in listed)
+
+            wait_for(entered, 60, "the ladder's bots entered")
+            cup = config("cup", [], 2)
+            cup.ladder = "capped"
+            cup.concurrency = 4
+            arena.client.call("CreateTournament", pb.CreateTournamentRequest(config=cup))
+            kinds: Counter[str] = Counter()
+            most = 0
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and (len(kinds) < 2 or sum(kinds.values()) < 200):
+                rows = playing_rows(tmp_path)
+                per_bot = Counter(bot for _, _, seats in rows for bot in seats.split(","))
+                most = max(most, *per_bot.values(), 0)
+                kinds.update(kind for _, kind, _ in rows)
+                time.sleep(0.02)
+            assert most == 1, "a bot capped at one match played two at once"
+            assert kinds["ladder"] and kinds["tournament"], kinds
+    finally:
+        for bot in bots:
+            stop_bot(bot.process)
