@@ -78,3 +78,38 @@ def test_a_page_of_standings_reads_the_index_in_standings_order(store: Store) ->
         )
     details = " ".join(str(row[-1]) for row in plan)
     assert "entries_by_rating" in details and "TEMP B-TREE" not in details, details
+
+
+def test_a_trend_is_the_change_over_the_last_ten_rated_matches_of_the_ladder(
+    store: Store,
+) -> None:
+    ladder_id = _ladder(store)
+    alpha = store.standings(ladder_id, search="alpha")[0].bot.bot_id
+    with store.db.transaction() as tx:
+        # Rated matches 0..12 in this ladder, then two newer seats the trend must skip: one
+        # unrated (mu NULL) and one in another ladder.
+        seats: list[tuple[str, str, float | None]] = [
+            (f"m{k}", ladder_id, 20.0 + k) for k in range(13)
+        ]
+        seats += [("unrated", ladder_id, None), ("elsewhere", "other-ladder", 99.0)]
+        for finished, (match_id, ladder, mu) in enumerate(seats):
+            tx.execute(
+                "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status, "
+                "created_at_us, finished_at_us) "
+                "VALUES (?, ?, ?, 'ladder', 0, '', 'finished', ?, ?)",
+                (match_id, ladder, match_id, finished, finished),
+            )
+            tx.execute(
+                "INSERT INTO match_seats (match_id, seat, bot_id, rank, score, moves, faults, "
+                "latency_sum_us, finished_at_us, mu, sigma) "
+                "VALUES (?, 0, ?, 1, 0, 0, 0, 0, ?, ?, ?)",
+                (match_id, alpha, finished, mu, None if mu is None else 5.0),
+            )
+    standings = {s.bot.bot_id: s for s in store.standings(ladder_id)}
+    # Its last ten rated matches here are 3..12: the trend starts after match 2 (mu 22).
+    assert standings[alpha].trend == pytest.approx(standings[alpha].rating - (22.0 - 3 * 5.0))
+    start = INITIAL_MU - 3 * INITIAL_SIGMA
+    others = [s for bot, s in standings.items() if bot != alpha]
+    assert all(s.trend == pytest.approx(s.rating - start) for s in others)
+    searched = store.standings(ladder_id, search="alpha")[0]
+    assert searched.trend == pytest.approx(standings[alpha].trend)
