@@ -165,11 +165,11 @@ def count_batches() -> dict[str, int]:
     from referee import bot_stream
 
     counts = dict.fromkeys(["writes", "frames_out", "reads", "frames_in"], 0)
-    batch, send = bot_stream._batch, bot_stream.Link.send
+    batch, send = bot_stream.Outbox.batch, bot_stream.Link.send
     deliver, deliver_one = bot_stream.StreamBot.deliver, bot_stream.StreamBot._deliver_one
 
-    async def counted_batch(queue: Any) -> bytes:
-        data = await batch(queue)
+    async def counted_batch(outbox: Any) -> bytes:
+        data = await batch(outbox)
         counts["writes"] += 1
         return data
 
@@ -185,7 +185,7 @@ def count_batches() -> dict[str, int]:
         counts["frames_in"] += 1
         return deliver_one(bot, link, message)
 
-    setattr(bot_stream, "_batch", counted_batch)  # noqa: B010 - wrapped in place, on purpose
+    setattr(bot_stream.Outbox, "batch", counted_batch)  # noqa: B010 - wrapped in place, on purpose
     setattr(bot_stream.Link, "send", counted_send)  # noqa: B010
     setattr(bot_stream.StreamBot, "deliver", counted_deliver)  # noqa: B010
     setattr(bot_stream.StreamBot, "_deliver_one", counted_deliver_one)  # noqa: B010

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 import grpc.aio
@@ -84,13 +84,13 @@ def _since_us(started_ns: int) -> int:
     return (time.perf_counter_ns() - started_ns) // 1000
 
 
-@dataclass(frozen=True)
-class CallResult:
+class CallResult(NamedTuple):
     """What came back from one call: a response or a fault, and how long it took.
 
     ``response`` is the parsed message, except for ``choose_action``: the answer's bytes as the
     bot sent them (None when the stream carried no whole message), which the game's codec
-    decodes (``GameCodec.decode_answer``).
+    decodes (``GameCodec.decode_answer``). A named tuple, not a frozen dataclass: one is made
+    per decision, and a frozen dataclass's ``__init__`` costs twice as much.
     """
 
     response: Any

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -71,16 +72,46 @@ MAX_BATCH_BYTES = 32 * 1024
 """The referee writes at most about this much per gRPC message (a batch of frames)."""
 
 
-async def _batch(queue: asyncio.Queue[bytes]) -> bytes:
-    """What is queued, as one gRPC message: frames concatenate into one batch (a repeated
-    field), so one write carries every message queued since the last (up to about
-    ``MAX_BATCH_BYTES``)."""
-    batch = [await queue.get()]
-    size = len(batch[0])
-    while not queue.empty() and size < MAX_BATCH_BYTES:
-        batch.append(queue.get_nowait())
-        size += len(batch[-1])
-    return batch[0] if len(batch) == 1 else b"".join(batch)
+class Outbox:
+    """What is queued for one stream's writer, taken as one gRPC message at a time: frames
+    concatenate into one batch (a repeated field), so one write carries every message queued
+    since the last (up to about ``MAX_BATCH_BYTES``). A list and a future, not an
+    ``asyncio.Queue``, whose put and get cost more than a frame's own work."""
+
+    __slots__ = ("_frames", "_ready", "_size")
+
+    def __init__(self) -> None:
+        self._frames: list[bytes] = []
+        self._size = 0
+        self._ready: asyncio.Future[None] | None = None
+        """The writer waiting for a frame, if it is."""
+
+    def put(self, data: bytes) -> None:
+        """Queue one frame; wakes the writer waiting in ``batch``."""
+        self._frames.append(data)
+        self._size += len(data)
+        ready, self._ready = self._ready, None
+        if ready is not None and not ready.done():
+            ready.set_result(None)
+
+    async def batch(self) -> bytes:
+        """The next gRPC message: the frames queued (waiting for one if none is), the first
+        and then more while the message is under ``MAX_BATCH_BYTES``."""
+        while not self._frames:
+            self._ready = asyncio.get_running_loop().create_future()
+            await self._ready
+        frames = self._frames
+        if len(frames) == 1 or self._size - len(frames[-1]) < MAX_BATCH_BYTES:
+            self._frames, self._size = [], 0  # the usual case: all of them
+            return frames[0] if len(frames) == 1 else b"".join(frames)
+        size = count = 0
+        while count < len(frames) and (count == 0 or size < MAX_BATCH_BYTES):
+            size += len(frames[count])
+            count += 1
+        taken = frames[:count]
+        del frames[:count]
+        self._size -= size
+        return b"".join(taken)
 
 
 MAX_UNSOLICITED = 64
@@ -96,6 +127,10 @@ REDIAL_BACKOFF_S = (0.05, 2.0)
 """First and longest wait before the referee dials a dropped ``stream://`` bot again."""
 
 PLAY_METHOD = "/cardarena.bot.v1.BotService/Play"
+
+_NEVER = math.inf
+_CLOCK_RESOLUTION_S = time.get_clock_info("monotonic").resolution
+"""How early asyncio runs a timer (its ``_clock_resolution``): a deadline this close is due."""
 
 # RefereeMessage field numbers (proto/cardarena/bot/v1/bot_service.proto).
 GET_INFO, START_MATCH, CHOOSE_ACTION, END_MATCH, WITHDRAWAL, PING = 2, 3, 4, 5, 6, 7
@@ -140,11 +175,13 @@ class StreamRefused(Exception):
 class _Pending:
     """A request sent (or waiting to be sent again) on a bot's stream."""
 
-    __slots__ = ("answer", "answered", "expired", "fault", "frame", "raw", "waiter")
+    __slots__ = ("answer", "answered", "deadline", "expired", "fault", "frame", "raw", "waiter")
 
     def __init__(self, frame: bytes, answer: str) -> None:
         self.frame = frame
         self.answer = answer
+        self.deadline = _NEVER
+        """When the request expires, in the host loop's time."""
         self.waiter = Waiter()
         self.raw: bytes | None = None
         self.fault: Fault | None = None
@@ -176,7 +213,7 @@ class Link:
         self._write, self._read, self._cancel = write, read, cancel
         self.relayed = False
         """Whether this stream goes to another arena process (``RelayBot``), not the bot."""
-        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._outbox = Outbox()
         self.received = 0
         self.unsolicited = 0
         self.pings: dict[int, None] = {}
@@ -229,12 +266,12 @@ class Link:
     def send(self, data: bytes) -> None:
         """Queue ``data`` (a framed RefereeMessage) for writing."""
         if not self.closed.is_set():
-            self._queue.put_nowait(data)
+            self._outbox.put(data)
 
     async def _writer(self) -> None:
         try:
             while True:
-                await self._write(await _batch(self._queue))
+                await self._write(await self._outbox.batch())
         except grpc.aio.AioRpcError as error:
             self.close(_stream_fault(error))
         except Exception as error:  # the call ended under the write: a drop, whatever it says
@@ -350,6 +387,9 @@ class StreamBot(BotEndpoint):
         self._redial: asyncio.TimerHandle | None = None
         self._closing = False
         self._waker: Waker | None = None
+        self._deadline_timer: asyncio.TimerHandle | None = None
+        self._deadline_at = _NEVER
+        """When ``_deadline_timer`` fires (loop time): the earliest deadline set since."""
         self.unsolicited_total = 0
         """Messages that answered nothing in flight, over every stream of this bot."""
         self.connections = 0
@@ -379,30 +419,26 @@ class StreamBot(BotEndpoint):
     async def _exchange(self, body_field: int, body: bytes, timeout_s: float) -> CallResult:
         # A free slot is taken without a trio checkpoint; a full stream waits its turn, its
         # clock not started.
-        await self._slots.take()
+        if not self._slots.try_take():
+            await self._slots.wait_for_one()
         try:
-            return await self._exchange_held(body_field, body, timeout_s)
+            if self._waker is None:
+                self._waker = current_waker()
+            message_id = self.next_id()
+            pending = _Pending(frame(message_id, body_field, body), ANSWERS[body_field])
+            self._pending[message_id] = pending
+            started = time.perf_counter_ns()
+            loop = asyncio.get_running_loop()
+            pending.deadline = loop.time() + timeout_s
+            self._arm_deadline(loop, pending.deadline)
+            try:
+                self._send(pending.frame)
+                await pending.waiter.wait()
+            finally:
+                del self._pending[message_id]
+            elapsed_us = (time.perf_counter_ns() - started) // 1000
         finally:
             self._slots.give_back()
-
-    async def _exchange_held(self, body_field: int, body: bytes, timeout_s: float) -> CallResult:
-        if self._waker is None:
-            self._waker = current_waker()
-        message_id = self.next_id()
-        pending = _Pending(frame(message_id, body_field, body), ANSWERS[body_field])
-        self._pending[message_id] = pending
-        started = time.perf_counter_ns()
-        # The deadline is an asyncio timer, not a trio cancel scope: it costs a heap entry
-        # instead of a scope's deadline bookkeeping on every decision.
-        loop = asyncio.get_running_loop()
-        timer = loop.call_at(loop.time() + timeout_s, self._expire, pending)
-        try:
-            self._send(pending.frame)
-            await pending.waiter.wait()
-        finally:
-            timer.cancel()
-            del self._pending[message_id]
-        elapsed_us = (time.perf_counter_ns() - started) // 1000
         if pending.answered:
             return CallResult(pending.raw, pending.fault, elapsed_us)
         if self._link is not None:
@@ -412,6 +448,34 @@ class StreamBot(BotEndpoint):
             return CallResult(None, timeout, elapsed_us)
         detail = "the stream was down and not back before the deadline"
         return CallResult(None, Fault(FaultKind.UNREACHABLE, detail), elapsed_us)
+
+    def _arm_deadline(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+        """Have ``_expire_due`` run by ``deadline`` (loop time), a pending request's. One
+        asyncio timer per bot, set for the earliest deadline of its requests and not cancelled
+        when that request is answered (``_expire_due`` then finds nothing to expire and sets
+        the next): a timer per request cost a heap entry, a cancel and the heap's clean-up on
+        every decision."""
+        if deadline < self._deadline_at:
+            if self._deadline_timer is not None:
+                self._deadline_timer.cancel()
+            self._deadline_at = deadline
+            self._deadline_timer = loop.call_at(deadline, self._expire_due)
+
+    def _expire_due(self) -> None:
+        """The timer of ``_arm_deadline`` fired: expire each request whose deadline came (by
+        asyncio's rule for a timer being due) and set the timer for the earliest left."""
+        self._deadline_timer, self._deadline_at = None, _NEVER
+        due_before = asyncio.get_running_loop().time() + _CLOCK_RESOLUTION_S
+        earliest = _NEVER
+        for pending in self._pending.values():
+            if pending.answered or pending.expired:
+                continue
+            if pending.deadline < due_before:
+                self._expire(pending)
+            else:
+                earliest = min(earliest, pending.deadline)
+        if earliest < _NEVER:
+            self._arm_deadline(asyncio.get_running_loop(), earliest)
 
     def _send(self, data: bytes) -> None:
         if self._link is not None:
@@ -460,13 +524,13 @@ class StreamBot(BotEndpoint):
             reader_of(bot_service_pb2.StartMatchResponse),
         )
 
-    async def choose_action(
+    def choose_action(  # not async: the exchange itself is awaited, one frame fewer a move
         self, request: bot_service_pb2.ChooseActionRequest | bytes, timeout_s: float
-    ) -> CallResult:
+    ) -> Coroutine[Any, Any, CallResult]:
         """Ask for a move; the response is the ChooseActionResponse's bytes, as unary."""
         if not isinstance(request, bytes):
             request = request.SerializeToString()
-        return await self._exchange(CHOOSE_ACTION, request, timeout_s)
+        return self._exchange(CHOOSE_ACTION, request, timeout_s)
 
     async def end_match(
         self, request: bot_service_pb2.EndMatchRequest, timeout_s: float
@@ -528,19 +592,13 @@ class StreamBot(BotEndpoint):
         return None
 
     def _deliver_one(self, link: Link, message: bot_service_pb2.BotMessage) -> Fault | None:
-        relayed = self._relayed.pop(message.id, None)
-        if relayed is not None:
-            relayed[0].answer(relayed[1], message)
-            return None
-        body = message.WhichOneof("body")
         pending = self._pending.get(message.id)
-        if body == "pong" and link.pings.pop(message.id, 0) is None:
-            return None  # heard from: that is all a pong says
-        if link.withdrawn.pop(message.id, 0) is None:
-            return None  # a late answer to a request withdrawn: discarded
-        if pending is not None and pending.expired:
+        if pending is None:
+            return self._deliver_no_pending(link, message)
+        body = message.WhichOneof("body")
+        if pending.expired:
             return None  # too late: the decision is a timeout already
-        if pending is None or pending.answered or body in ("hello", "pong"):
+        if pending.answered or body in ("hello", "pong"):
             return self._unsolicited(link)
         if body == "failure":
             detail = bounded(f"the bot failed: {message.failure.detail}")
@@ -557,11 +615,25 @@ class StreamBot(BotEndpoint):
         self._backoff_s = REDIAL_BACKOFF_S[0]
         return None
 
+    def _deliver_no_pending(self, link: Link, message: bot_service_pb2.BotMessage) -> Fault | None:
+        """A message for no request of ours pending: a relayed request's answer, a pong, a late
+        answer to a withdrawn request, or unsolicited. (Ids are never reused, and a request
+        leaves ``_pending`` before it is withdrawn, so a pending one is none of these.)"""
+        message_id = message.id
+        relayed = self._relayed.pop(message_id, None)
+        if relayed is not None:
+            relayed[0].answer(relayed[1], message)
+            return None
+        if message.WhichOneof("body") == "pong" and link.pings.pop(message_id, 0) is None:
+            return None  # heard from: that is all a pong says
+        if link.withdrawn.pop(message_id, 0) is None:
+            return None  # a late answer to a request withdrawn: discarded
+        return self._unsolicited(link)
+
     def _expire(self, pending: _Pending) -> None:
-        if not pending.answered:
-            pending.expired = True
-            if self._waker is not None:
-                self._waker.wake_soon(pending.waiter)
+        pending.expired = True
+        if self._waker is not None:
+            self._waker.wake_soon(pending.waiter)
 
     def _wake(self, pending: _Pending) -> None:
         pending.answered = True
@@ -631,7 +703,7 @@ class _Relay:
     def __init__(self, bot: StreamBot, write: Write) -> None:
         self.bot = bot
         self._write = write
-        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._outbox = Outbox()
         self._ours: dict[int, int] = {}
         """Their id → ours, for the requests in flight."""
         self.closed = asyncio.Event()
@@ -680,14 +752,12 @@ class _Relay:
 
     def _send(self, message: bot_service_pb2.BotMessage) -> None:
         if not self.closed.is_set():
-            self._queue.put_nowait(
-                bot_service_pb2.PlayResponse(messages=[message]).SerializeToString()
-            )
+            self._outbox.put(bot_service_pb2.PlayResponse(messages=[message]).SerializeToString())
 
     async def _writer(self) -> None:
         try:
             while True:
-                await self._write(await _batch(self._queue))
+                await self._write(await self._outbox.batch())
         except Exception:  # the other process went away
             self.close()
 

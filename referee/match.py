@@ -13,7 +13,7 @@ import random
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import overload
+from typing import NamedTuple, overload
 
 from referee.games.api import Game, IllegalActionError, Outcome, State, ranks_from_keys
 
@@ -91,11 +91,11 @@ class FaultPolicy:
     void_if_unreachable_at_start: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class MoveLog:
-    """One decision as it happened."""
+class MoveLog(NamedTuple):
+    """One decision as it happened (a named tuple: one is made per decision, at half the cost
+    of a frozen dataclass)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field shadows ``tuple.index``, unused here
     seat: int
     action: int
     elapsed_us: int
@@ -121,13 +121,14 @@ class MoveBook(Sequence[MoveLog]):
         self, seat: int, action: int, elapsed_us: int, fault: Fault | None, bank_ms: int
     ) -> MoveLog:
         """Record one move; returns its view."""
+        index = len(self._seats)
         if fault is not None:
-            self._faults[len(self._seats)] = fault
+            self._faults[index] = fault
         self._seats.append(seat)
         self._actions.append(action)
         self._elapsed_us.append(elapsed_us)
         self._banks_ms.append(bank_ms)
-        return self[len(self._seats) - 1]
+        return MoveLog(index, seat, action, elapsed_us, fault, bank_ms)
 
     def __len__(self) -> int:
         return len(self._seats)
@@ -233,7 +234,7 @@ class Match:
         action is played instead.
         """
         seat = self.to_act()
-        overrun_ms = elapsed_us / 1000 - self.move_allowance_ms(seat)
+        overrun_ms = elapsed_us / 1000 - self.clocks_ms[seat][0]  # the move allowance
         if overrun_ms > 0:
             bank = self.time_banks_ms[seat] - overrun_ms
             if bank < 0:

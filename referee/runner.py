@@ -230,23 +230,17 @@ async def _play_one_move(
     requests: RequestEncoder,
     game_metrics: GameMetrics | None,
 ) -> MoveLog:
-    log = await _decide(match, bots, codec, requests)
-    if game_metrics is not None:
-        result = log.fault.kind.name.lower() if log.fault else "ok"
-        game_metrics.decisions.inc()
-        game_metrics.call_duration[result].observe(log.elapsed_us / 1e6)
-        if log.fault:
-            game_metrics.faults[result].inc()
-    return log
-
-
-async def _decide(
-    match: Match, bots: Sequence[BotEndpoint], codec: GameCodec, requests: RequestEncoder
-) -> MoveLog:
     seat = match.to_act()
     request = requests.encode(match)  # bytes: see RequestEncoder
     result = await bots[seat].choose_action(request, match.deadline_ms(seat) / 1000)
-    return record_answer(match, codec, result)
+    log = record_answer(match, codec, result)
+    if game_metrics is not None:
+        result_name = log.fault.kind.name.lower() if log.fault else "ok"
+        game_metrics.decisions.inc()
+        game_metrics.call_duration[result_name].observe(log.elapsed_us / 1e6)
+        if log.fault:
+            game_metrics.faults[result_name].inc()
+    return log
 
 
 def record_answer(match: Match, codec: GameCodec, result: CallResult) -> MoveLog:

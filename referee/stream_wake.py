@@ -15,6 +15,8 @@ an ``Event`` per request, a ``CapacityLimiter`` with its borrower bookkeeping, o
 from __future__ import annotations
 
 import weakref
+from collections.abc import Coroutine
+from typing import Any
 
 import trio
 
@@ -29,18 +31,17 @@ class Waiter:
         self.ready = False
         """Set (by ``Waker``, on trio's side) once the task may look at its request again."""
 
-    async def wait(self) -> None:
-        """Park until ``Waker`` wakes this waiter (at once if it did already); cancellable."""
+    def wait(self) -> Coroutine[Any, Any, object]:
+        """Park until ``Waker`` wakes this waiter (at once if it did already); cancellable.
+        Await it. (Not async itself: what it returns is awaited directly, a frame fewer.)"""
         if self.ready:
-            await trio.lowlevel.checkpoint()
-            return
+            return trio.lowlevel.checkpoint()
         self._task = trio.lowlevel.current_task()
+        return trio.lowlevel.wait_task_rescheduled(self._abort)
 
-        def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
-            self._task = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        await trio.lowlevel.wait_task_rescheduled(abort)
+    def _abort(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+        self._task = None  # cancelled: a later ``wake`` reschedules nothing
+        return trio.lowlevel.Abort.SUCCEEDED
 
     def wake(self) -> None:
         """Mark ready and reschedule the parked task, if any (trio side, once)."""
@@ -97,10 +98,19 @@ class Slots:
 
     async def take(self) -> None:
         """Take a slot: at once (no checkpoint) if one is free, else wait for one."""
+        if not self.try_take():
+            await self.wait_for_one()
+
+    def try_take(self) -> bool:
+        """Take a slot if one is free and nobody waits for one (no await: the hot path)."""
         if self._taken < self._limit and not self._queue:
             self._taken += 1
-            return
-        await self._queue.park()  # woken by ``give_back``, which hands its slot over
+            return True
+        return False
+
+    async def wait_for_one(self) -> None:
+        """Wait for the slot ``give_back`` hands over (after ``try_take`` found none)."""
+        await self._queue.park()
 
     def give_back(self) -> None:
         """Free a slot taken with ``take`` (or hand it to the next waiting)."""

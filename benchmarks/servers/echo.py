@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.servers import common
 from referee.bot_endpoint import CHANNEL_OPTIONS
-from referee.bot_stream import _batch as referee_batch
+from referee.bot_stream import Outbox
 
 FRAME_TAG = 0x0A
 """Field 1, length-delimited: a frame is one element of ``PlayRequest.messages``' shape."""
@@ -105,18 +105,18 @@ async def serve(args: argparse.Namespace) -> None:
             yield reply
 
     async def batched(requests: AsyncIterator[bytes], context: Any) -> None:
-        replies: asyncio.Queue[bytes] = asyncio.Queue()
+        replies = Outbox()  # the referee's own batching
         framed = frame(reply)
 
         async def writer() -> None:
             while True:
-                await context.write(await referee_batch(replies))
+                await context.write(await replies.batch())
 
         writing = asyncio.ensure_future(writer())
         try:
             async for request in requests:
                 for _ in range(frame_count(request)):
-                    replies.put_nowait(framed)
+                    replies.put(framed)
         finally:
             writing.cancel()
 
@@ -198,6 +198,7 @@ class _MultiplexedStream:
         method: Any = channel.stream_stream(self.METHOD, _registered_method=True)  # type: ignore[call-arg]
         self._call: Any = method()
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._put: Callable[[bytes], None] = self._queue.put_nowait
         self._waiting: collections.deque[asyncio.Future[bytes]] = collections.deque()
         self._tasks = [asyncio.ensure_future(self._write()), asyncio.ensure_future(self._read())]
 
@@ -205,7 +206,7 @@ class _MultiplexedStream:
         """Send one message and wait for its reply (``timeout``: as the unary call's)."""
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self._waiting.append(future)
-        self._queue.put_nowait(payload)
+        self._put(payload)
         async with asyncio.timeout(timeout):
             return await future
 
@@ -242,10 +243,12 @@ class _BatchedStream(_MultiplexedStream):
     def __init__(self, channel: grpc.aio.Channel) -> None:
         self.counts: collections.Counter[str] = collections.Counter()
         super().__init__(channel)
+        self._outbox = Outbox()  # the referee's own batching
+        self._put = self._outbox.put
 
     async def _write(self) -> None:
         while True:
-            batch = await referee_batch(self._queue)
+            batch = await self._outbox.batch()
             self.counts["writes"] += 1
             self.counts["frames_out"] += frame_count(batch)
             await self._call.write(batch)
