@@ -3,7 +3,8 @@ limit of matches at once holds across its ladder and tournament matches (each si
 the other), tournament matches are listed while played with their tournament, withheld like a
 ladder's duplicate rotations, never claimed or requeued by the ladder workers, and cleaned up
 after a process that left them; a rotation waiting for a bot reserves its slot, so a busy
-ladder cannot starve it, and reservations are served oldest first. And ConnectBot's credentials are checked in one read."""
+ladder cannot starve it, and reservations are served oldest first. And ConnectBot's
+credentials are checked in one read."""
 
 from __future__ import annotations
 
