@@ -1350,19 +1350,13 @@ class Store:
             "WHERE status IN ('playing', 'reserved')"
         )
         counted = [
-            (ladder_id, seats, status)
-            for ladder_id, seats, status, reserved_at, match_id in rows
-            if status == "playing" or behind is None or (int(reserved_at), match_id) < behind
+            row
+            for row in rows
+            if row[2] == "playing" or behind is None or (row[3], row[4]) < behind
         ]
         return Playing(
-            Counter(
-                bot for _, seats, _ in counted for bot in set(seats.split(",")) - {HOUSE_RANDOM}
-            ),
-            Counter(
-                ladder_id
-                for ladder_id, _, status in counted
-                if ladder_id is not None and status == "playing"
-            ),
+            Counter(bot for row in counted for bot in set(row[1].split(",")) - {HOUSE_RANDOM}),
+            Counter(row[0] for row in counted if row[0] is not None and row[2] == "playing"),
         )
 
     @staticmethod
