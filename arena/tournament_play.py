@@ -14,7 +14,9 @@ A set's rotations are played one after another, each a row of the match queue wh
 is played (``Tournaments.add_set``): listed by ListMatches, watched live through any process
 as ladder matches are (``LiveMatch``, the same public move events), and counted against its
 bots' limits of matches at once together with their ladder matches. A rotation whose bot is
-at its limit waits (``START_POLL_S``) rather than exceed it. The last rotation of a deal can be
+at its limit waits (``START_POLL_S``) rather than exceed it, with a reservation of its bots'
+slots that ladder claims respect (``Tournaments.start_match``), so a busy ladder cannot
+starve it. The last rotation of a deal can be
 watched from its first move; the others are withheld while another rotation is unfinished.
 """
 

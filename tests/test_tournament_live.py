@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -130,42 +131,93 @@ def test_tournament_matches_are_listed_and_watched_live_as_a_stranger_sees_them(
             stop_bot(bot.process)
 
 
+def capped_ladder(arena: WebArena, ids: list[str], concurrency: int) -> None:
+    """Ladder "capped" of the registered bots, each at most one match at once, playing up to
+    ``concurrency`` matches at once; returns once every bot entered it."""
+    ladder = pb.LadderConfig(
+        name="capped",
+        settings=settings(),
+        move_time_ms=2000,
+        concurrency=concurrency,
+        max_matches_per_bot=1,
+    )
+    arena.client.call("CreateLadder", pb.CreateLadderRequest(config=ladder))
+
+    def entered() -> bool:
+        listed = arena.client.call("ListLadders", pb.ListLaddersRequest()).ladders
+        return any(one.bots == len(ids) for one in listed)
+
+    wait_for(entered, 60, "the ladder's bots entered")
+
+
+def cup_of_the_ladder(arena: WebArena, sets: int, deadline_s: float = 600) -> None:
+    """Tournament "cup" of ladder "capped"'s bots, up to four matches at once."""
+    cup = config("cup", [], sets, deadline_s)
+    cup.ladder = "capped"
+    cup.concurrency = 4
+    arena.client.call("CreateTournament", pb.CreateTournamentRequest(config=cup))
+
+
+def sampled_while(
+    workdir: Path, going_on: Callable[[Counter[str]], bool]
+) -> tuple[int, Counter[str]]:
+    """Sample the matches being played while ``going_on(kinds seen so far)``: the most
+    matches any bot was in at once, and how often each kind was seen."""
+    kinds: Counter[str] = Counter()
+    most = 0
+    while going_on(kinds):
+        rows = playing_rows(workdir)
+        per_bot = Counter(bot for _, _, seats in rows for bot in seats.split(","))
+        most = max(most, *per_bot.values(), 0)
+        kinds.update(kind for _, kind, _ in rows)
+        time.sleep(0.02)
+    return most, kinds
+
+
+def cup_state(arena: WebArena) -> pb.Tournament:
+    request = pb.GetTournamentRequest(tournament="cup")
+    shown: pb.Tournament = arena.client.call("GetTournament", request).tournament
+    return shown
+
+
 def test_a_bots_cap_holds_across_its_ladder_and_its_tournament(tmp_path: Path) -> None:
     """A ladder capping each bot at one match at once, and a tournament of that ladder's
     bots: sampled while both play, no bot is ever in two matches, and each kind is seen. The
-    ladder plays one match at a time, so two of the four bots are free for the tournament (a
-    ladder that keeps every bot at its limit would leave the tournament waiting)."""
+    ladder plays one match at a time, so two of the four bots are free for the tournament."""
     bots = [thinker(20), *(start_bot("random", seed=seed) for seed in (2, 3, 4))]
     try:
         with served(tmp_path) as arena:
-            ids = register(arena, bots)
-            ladder = pb.LadderConfig(
-                name="capped",
-                settings=settings(),
-                move_time_ms=2000,
-                concurrency=1,
-                max_matches_per_bot=1,
-            )
-            arena.client.call("CreateLadder", pb.CreateLadderRequest(config=ladder))
-
-            def entered() -> bool:
-                listed = arena.client.call("ListLadders", pb.ListLaddersRequest()).ladders
-                return any(one.bots == len(ids) for one in listed)
-
-            wait_for(entered, 60, "the ladder's bots entered")
-            cup = config("cup", [], 2)
-            cup.ladder = "capped"
-            cup.concurrency = 4
-            arena.client.call("CreateTournament", pb.CreateTournamentRequest(config=cup))
-            kinds: Counter[str] = Counter()
-            most = 0
+            capped_ladder(arena, register(arena, bots), concurrency=1)
+            cup_of_the_ladder(arena, sets=2)
             deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and (len(kinds) < 2 or sum(kinds.values()) < 200):
-                rows = playing_rows(tmp_path)
-                per_bot = Counter(bot for _, _, seats in rows for bot in seats.split(","))
-                most = max(most, *per_bot.values(), 0)
-                kinds.update(kind for _, kind, _ in rows)
-                time.sleep(0.02)
+            most, kinds = sampled_while(
+                tmp_path,
+                lambda k: time.monotonic() < deadline and (len(k) < 2 or sum(k.values()) < 200),
+            )
+            assert most == 1, "a bot capped at one match played two at once"
+            assert kinds["ladder"] and kinds["tournament"], kinds
+    finally:
+        for bot in bots:
+            stop_bot(bot.process)
+
+
+def test_a_ladder_keeping_every_bot_busy_does_not_starve_the_tournament(tmp_path: Path) -> None:
+    """The same, with a ladder free to keep all four bots at their cap of one match (its
+    concurrency above the two matches four bots can play): a rotation waiting for its bots
+    reserves their slots, so the ladder gives them no new match and the tournament finishes
+    its sets well before its deadline, while no bot is ever sampled in two matches at once."""
+    bots = [thinker(20), *(start_bot("random", seed=seed) for seed in (2, 3, 4))]
+    try:
+        with served(tmp_path) as arena:
+            capped_ladder(arena, register(arena, bots), concurrency=8)
+            wait_for(lambda: len(playing_rows(tmp_path)) == 2, 60, "every bot busy in the ladder")
+            cup_of_the_ladder(arena, sets=1, deadline_s=90)
+            most, kinds = sampled_while(
+                tmp_path, lambda _: cup_state(arena).state == pb.TOURNAMENT_STATE_RUNNING
+            )
+            done = cup_state(arena)
+            assert done.state == pb.TOURNAMENT_STATE_FINISHED, "starved until its deadline"
+            assert done.sets_played == 6, "a set for each of the round robin's six pairings"
             assert most == 1, "a bot capped at one match played two at once"
             assert kinds["ladder"] and kinds["tournament"], kinds
     finally:

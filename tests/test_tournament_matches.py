@@ -2,7 +2,9 @@
 limit of matches at once holds across its ladder and tournament matches (each side waits for
 the other), tournament matches are listed while played with their tournament, withheld like a
 ladder's duplicate rotations, never claimed or requeued by the ladder workers, and cleaned up
-after a process that left them. And ConnectBot's credentials are checked in one read."""
+after a process that left them; a rotation waiting for a bot reserves its slot, so a busy
+ladder cannot starve it, and reservations are served oldest first. And ConnectBot's
+credentials are checked in one read."""
 
 from __future__ import annotations
 
@@ -60,6 +62,84 @@ def test_a_bots_limit_holds_across_its_ladder_and_tournament_matches(store: Stor
     assert store.claim("w", 60) is None, "the ladder sees the tournament match in flight"
     tournaments.end_matches([first])
     assert store.claim("w", 60) is not None
+
+
+def enqueue_each(store: Store, ladder_id: str, seatings: list[tuple[str, str]]) -> None:
+    """One ladder set of one match per seating, in order (each recorded on its own)."""
+    for seed, seats in enumerate(seatings):
+        store.enqueue(ladder_id, "ladder", [PlannedMatch(seed, seats)])
+
+
+def ticking_tournaments(store: Store) -> Tournaments:
+    """Tournaments on a clock that moves on a microsecond at every read: reservations taken one
+    after another are ordered by time, not by the tie-break on match ids."""
+    ticks = iter(range(store.clock(), store.clock() + 10**9))
+    return Tournaments(store.db, lambda: next(ticks))
+
+
+def test_a_reservation_stops_a_busy_ladder_from_starving_a_rotation(store: Store) -> None:
+    """A bot playing two ladder matches at once, its limit: its rotation reserves a slot, so
+    when one ladder match ends the ladder (or validation) claims nothing more for it and the
+    rotation starts; the reservation counts for claims only while it waits."""
+    (one, b, c), _ = active_bots(store, 3)
+    store.set_announced_limits({one: 2, b: 0, c: 0})
+    ladder_id = store.create_ladder(ladder_config(seats=2))
+    store.enter_active_bots(ladder_id, "oh-hell")
+    enqueue_each(store, ladder_id, [(one, b)] * 4)
+    first, second = store.claim("w", 60), store.claim("w", 60)
+    assert first is not None and second is not None and store.claim("w", 60) is None
+    tournaments = ticking_tournaments(store)
+    tournament_id = tournaments.create(pb.TournamentConfig(name="cup")).tournament_id
+    rotation, later = queued_set(tournaments, tournament_id, [one, c])
+    assert tournaments.start_match(rotation, "w", 0) is False, "one is at its limit: wait"
+    assert statuses(store)[rotation] == "reserved" and statuses(store)[later] == "pending"
+    assert store.record_result(finished_record(first.match_id, [1, 2], [1, 0]), "w")
+    assert store.claim("w", 60) is None, "the reserved slot is the rotation's"
+    assert store.claim("w", 60, ladder_only=True) is None
+    assert tournaments.start_match(rotation, "w", 0) is True, "its own reservation is no bar"
+    assert store.claim("w", 60) is None, "one plays its ladder match and the rotation"
+    tournaments.end_matches([rotation])
+    assert store.claim("w", 60) is not None, "the slot went back to the ladder"
+
+
+def test_reservations_of_the_same_bots_are_served_oldest_first_without_deadlock(
+    store: Store,
+) -> None:
+    """Two tournaments' rotations seat the same two bots (each one match at once), both
+    busy in the ladder: the older reservation starts first whichever asks first, the younger
+    once it ends; neither waits for the other in a circle. A gone process's reservation is
+    dropped with its rows and frees the bots' slots."""
+    (x, y, b, c), _ = active_bots(store, 4)
+    store.set_announced_limits({x: 1, y: 1, b: 0, c: 0})
+    ladder_id = store.create_ladder(ladder_config(seats=2))
+    store.enter_active_bots(ladder_id, "oh-hell")
+    enqueue_each(store, ladder_id, [(x, b), (y, c)])
+    on_x, on_y = store.claim("w", 60), store.claim("w", 60)
+    assert on_x is not None and on_y is not None
+    tournaments = ticking_tournaments(store)
+    cups = [tournaments.create(pb.TournamentConfig(name=n)).tournament_id for n in ("a", "z")]
+    older = queued_set(tournaments, cups[1], [x, y])[0]  # the later tournament reserves first
+    younger = queued_set(tournaments, cups[0], [y, x])[0]
+    assert tournaments.start_match(older, "w", 0) is False
+    assert tournaments.start_match(younger, "w", 0) is False
+    assert store.record_result(finished_record(on_y.match_id, [1, 2], [1, 0]), "w")
+    assert tournaments.start_match(younger, "w", 0) is False, "y is the older one's next"
+    assert store.record_result(finished_record(on_x.match_id, [1, 2], [1, 0]), "w")
+    assert tournaments.start_match(younger, "w", 0) is False, "still the older one's turn"
+    assert tournaments.start_match(older, "w", 0) is True
+    assert tournaments.start_match(younger, "w", 0) is False, "x and y are playing"
+    tournaments.end_matches([older])
+    assert tournaments.start_match(younger, "w", 0) is True
+    tournaments.end_matches([younger])
+    gone = queued_set(tournaments, cups[0], [x, b], worker="gone")[0]
+    store.enqueue(ladder_id, "ladder", [PlannedMatch(3, (x, c))])
+    mine = store.claim("w", 60)
+    assert mine is not None and tournaments.start_match(gone, "gone", 0) is False
+    assert store.record_result(finished_record(mine.match_id, [1, 2], [1, 0]), "w")
+    store.enqueue(ladder_id, "ladder", [PlannedMatch(4, (x, c))])
+    assert store.claim("w", 60) is None, "x is reserved by the gone process's rotation"
+    assert tournaments.drop_stale_matches("here", []) == 4, "and both cups' second rotations"
+    assert store.claim("w", 60) is not None, "its reservation went with its rows"
 
 
 def test_a_tournament_cap_is_its_ladders_or_the_default(store: Store) -> None:

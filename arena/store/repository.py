@@ -309,10 +309,16 @@ def match_limit(announced: int | None, ladder_cap: int) -> int:
     return min(announced, cap) if announced > 0 else cap
 
 
+Reservation = tuple[int, str]
+"""A reserved tournament rotation's place in line (``reserved_at_us``, match id): older
+reservations come first, ties by match id, so any two are ordered the same way everywhere."""
+
+
 @dataclass(frozen=True)
 class Playing:
-    """The matches being played now: how many each bot is in (every ladder and validation),
-    and how many each ladder has."""
+    """The matches being played now: how many each bot is in (every ladder, validation and
+    tournament match, and the reserved tournament rotations counted), and how many each
+    ladder has."""
 
     by_bot: Counter[str]
     by_ladder: Counter[str]
@@ -332,16 +338,21 @@ def _fits(
     return all(playing.by_bot[bot] < match_limit(announced.get(bot), cap) for bot in bots)
 
 
-def bots_may_start(tx: Tx, bots: Sequence[str], ladder_cap: int) -> bool:
+def bots_may_start(
+    tx: Tx, bots: Sequence[str], ladder_cap: int, reservation: Reservation | None = None
+) -> bool:
     """Whether each of ``bots`` may start one more match under ``ladder_cap`` (``match_limit``),
-    counted as a claim counts (every match being played: ladder, validation, tournament). On
+    counted as a claim counts (every match being played: ladder, validation, tournament, and
+    the reserved tournament rotations), except that a rotation holding ``reservation`` counts
+    only the reservations ahead of its own (``Reservation``): never itself, never a younger
+    one, so reservations of the same bots cannot wait for each other in a circle. On
     PostgreSQL the bots' rows are locked first, in bot order as ``arena_claim`` locks them, so
     this check and a claim take turns; SQLite's write lock does that already."""
     seated = sorted(set(bots) - {HOUSE_RANDOM})
     if tx.dialect == "postgres" and seated:
         marks = ", ".join("?" for _ in seated)
         tx.all(f"SELECT 1 FROM bots WHERE bot_id IN ({marks}) ORDER BY bot_id FOR UPDATE", seated)
-    playing = Store._playing(tx)
+    playing = Store._playing(tx, reservation)
     return _fits(seated, ladder_cap, None, playing, Store._announced(tx, seated))
 
 
@@ -1330,12 +1341,22 @@ class Store:
             offset += CLAIM_PAGE
 
     @staticmethod
-    def _playing(tx: Tx) -> Playing:
-        """The matches being played now, by bot and by ladder."""
-        rows = tx.all("SELECT ladder_id, seats FROM matches WHERE status = 'playing'")
+    def _playing(tx: Tx, behind: Reservation | None = None) -> Playing:
+        """The matches being played now, by bot and by ladder; a bot's count includes its
+        reserved tournament rotations (all of them, or with ``behind`` only those ahead of
+        that reservation). A reservation takes no slot of a ladder's concurrency."""
+        rows = tx.all(
+            "SELECT ladder_id, seats, status, reserved_at_us, match_id FROM matches "
+            "WHERE status IN ('playing', 'reserved')"
+        )
+        counted = [
+            row
+            for row in rows
+            if row[2] == "playing" or behind is None or (row[3], row[4]) < behind
+        ]
         return Playing(
-            Counter(bot for _, seats in rows for bot in set(seats.split(",")) - {HOUSE_RANDOM}),
-            Counter(ladder_id for ladder_id, _ in rows if ladder_id is not None),
+            Counter(bot for row in counted for bot in set(row[1].split(",")) - {HOUSE_RANDOM}),
+            Counter(row[0] for row in counted if row[0] is not None and row[2] == "playing"),
         )
 
     @staticmethod

@@ -432,16 +432,27 @@ _BOTS_AT_LIMIT_V17 = f"""SELECT 1 FROM unnest(seated) AS s (bot)
                         >= arena_match_limit(b.max_matches, {_LIMIT_ARGUMENTS})"""
 """Schema 17: each seated bot's matches being played counted apart (the matches being played
 read once a bot), its limit joined from ``bots``."""
-_BOTS_AT_LIMIT_BY_KEY = f"""SELECT 1 FROM unnest(seated) AS s (bot)
+
+
+def _bots_at_limit_by_key(counted: str) -> str:
+    """The seated bots whose matches in ``counted`` (a condition on ``matches m``) reach their
+    limit: the matches read once for all the seated bots, each bot's limit looked up by key."""
+    return f"""SELECT 1 FROM unnest(seated) AS s (bot)
                     LEFT JOIN (SELECT p.bot, COUNT(DISTINCT m.match_id) AS playing
                         FROM matches m, unnest(string_to_array(m.seats, ',')) AS p (bot)
-                        WHERE m.status = 'playing' AND p.bot = ANY (seated) GROUP BY p.bot)
+                        WHERE {counted} AND p.bot = ANY (seated) GROUP BY p.bot)
                         AS c ON c.bot = s.bot
                     WHERE COALESCE(c.playing, 0) >= arena_match_limit(
                         (SELECT b.max_matches FROM bots b WHERE b.bot_id = s.bot),
                         {_LIMIT_ARGUMENTS})"""
+
+
+_BOTS_AT_LIMIT_BY_KEY = _bots_at_limit_by_key("m.status = 'playing'")
 """Schema 20: the same count, the matches being played read once for all the seated bots,
 and each bot's limit looked up by key (the join to ``bots`` was hashed over every bot)."""
+_BOTS_AT_LIMIT_WITH_RESERVATIONS = _bots_at_limit_by_key("m.status IN ('playing', 'reserved')")
+"""Schema 22: a reserved tournament rotation counts as a match of each of its bots."""
+_FITS_BODY_PLPGSQL = "BEGIN RETURN {fits}; END"
 
 
 def _v17(dialect: str) -> list[str]:
@@ -577,7 +588,7 @@ def _v20(dialect: str) -> list[str]:
         return []
     return [
         _claim_fits_function(
-            "CREATE OR REPLACE", "plpgsql", "BEGIN RETURN {fits}; END", _BOTS_AT_LIMIT_BY_KEY
+            "CREATE OR REPLACE", "plpgsql", _FITS_BODY_PLPGSQL, _BOTS_AT_LIMIT_BY_KEY
         ),
         _finish_function("CREATE OR REPLACE", _ENTRIES_BY_KEY),
     ]
@@ -593,8 +604,28 @@ def _v21(dialect: str) -> list[str]:
     return ["ALTER TABLE matches ADD COLUMN tournament_id TEXT"]
 
 
+def _v22(dialect: str) -> list[str]:
+    """Reservations of tournament rotations (``arena.store.tournaments``): a rotation that
+    finds a bot at its limit of matches at once becomes 'reserved' (``reserved_at_us``: when),
+    and a reserved rotation counts against each of its bots' limits for ladder and validation
+    claims, so a busy ladder stops giving those bots new matches and the rotation starts once
+    their matches end (a busy ladder no longer starves a tournament). On PostgreSQL
+    ``arena_claim_fits`` counts the reserved rotations (same parameters, same plan shape)."""
+    statements = ["ALTER TABLE matches ADD COLUMN reserved_at_us BIGINT"]
+    if dialect == "postgres":
+        statements.append(
+            _claim_fits_function(
+                "CREATE OR REPLACE",
+                "plpgsql",
+                _FITS_BODY_PLPGSQL,
+                _BOTS_AT_LIMIT_WITH_RESERVATIONS,
+            )
+        )
+    return statements
+
+
 MIGRATIONS: list[Callable[[str], list[str]]] = [
     *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14, _v15, _v16),
-    *(_v17, _v18, _v19, _v20, _v21),
+    *(_v17, _v18, _v19, _v20, _v21, _v22),
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

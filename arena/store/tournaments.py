@@ -15,6 +15,14 @@ withholds a rotation while another of its deal is unfinished (``unfinished_rotat
 and a bot's limit of matches at once counts them with its ladder matches (``bots_may_start``,
 the claim's count). No queue worker claims them: claims take only 'waiting' rows, and
 ``Store.recover`` leaves them to the tournament player (``drop_stale_matches``).
+
+A rotation that finds a bot at its limit takes a reservation (schema 22: status 'reserved',
+``reserved_at_us``), which claims count as a match of each of its bots: the ladder stops
+filling those bots, so a busy ladder cannot starve the rotation, which needs all its bots free
+at once. Reservations are served oldest first (``Reservation``): a rotation waits only for the
+matches being played and the older reservations of its bots, so two reserving the same bots
+never wait for each other. A reservation is its row's state: it ends with the rotation (started,
+ended, dropped), and the rows of a gone process are dropped by the next lease holder.
 """
 
 from __future__ import annotations
@@ -36,6 +44,8 @@ MAX_LISTED = 500
 """The most tournaments one listing gives (newest first)."""
 TOURNAMENT_KIND = "tournament"
 """The ``matches.kind`` of a tournament's rotations."""
+RESERVED = "reserved"
+"""The status of a rotation waiting with a reservation of its bots' slots (schema 22)."""
 
 
 class TournamentState(enum.StrEnum):
@@ -227,25 +237,37 @@ class Tournaments:
             )
 
     def start_match(self, match_id: str, worker: str, ladder_cap: int) -> bool | None:
-        """Start a pending rotation of ``worker``'s if each of its bots is below its limit of
-        matches at once (``bots_may_start``): True if started, False if a bot is at its limit
-        (try again later), None if the row is gone (its set was dropped)."""
+        """Start a rotation of ``worker``'s if each of its bots is below its limit of matches
+        at once (``bots_may_start``): True if started, False if a bot is at its limit (try
+        again later), None if the row is gone (its set was dropped).
+
+        The first time a bot is at its limit the rotation takes a reservation (status
+        'reserved', ``reserved_at_us``): from then on every claim counts it against each of
+        its bots' limits, so the ladder gives them no new match, while the rotation itself
+        waits only for the matches being played and the reservations older than its own."""
         with self.db.transaction(durable=False) as tx:
             row = tx.one(
-                "SELECT seats FROM matches WHERE match_id = ? AND status = 'pending' "
-                "AND claimed_by = ?",
+                "SELECT seats, status, reserved_at_us FROM matches WHERE match_id = ? "
+                "AND status IN ('pending', 'reserved') AND claimed_by = ?",
                 (match_id, worker),
             )
             if row is None:
                 return None
-            if not bots_may_start(tx, row[0].split(","), ladder_cap):
-                return False
-            tx.execute(
-                "UPDATE matches SET status = 'playing', started_at_us = ?, "
-                "attempts = attempts + 1 WHERE match_id = ?",
-                (self.clock(), match_id),
-            )
-            return True
+            seats, status, reserved_at = row
+            reservation = (int(reserved_at), match_id) if status == RESERVED else None
+            if bots_may_start(tx, seats.split(","), ladder_cap, reservation):
+                tx.execute(
+                    "UPDATE matches SET status = 'playing', started_at_us = ?, "
+                    "attempts = attempts + 1 WHERE match_id = ?",
+                    (self.clock(), match_id),
+                )
+                return True
+            if reservation is None:
+                tx.execute(
+                    "UPDATE matches SET status = ?, reserved_at_us = ? WHERE match_id = ?",
+                    (RESERVED, self.clock(), match_id),
+                )
+            return False
 
     def end_matches(self, match_ids: list[str]) -> None:
         """Take rotations out of the queue: played (the set stores the result) or dropped."""
@@ -266,7 +288,8 @@ class Tournaments:
         keep = ", ".join("?" for _ in playing) or "''"  # no tournament id is empty
         with self.db.transaction(durable=False) as tx:
             tx.execute(
-                "DELETE FROM matches WHERE kind = ? AND status IN ('pending', 'playing') "
+                "DELETE FROM matches WHERE kind = ? "
+                "AND status IN ('pending', 'reserved', 'playing') "
                 f"AND NOT (claimed_by = ? AND tournament_id IN ({keep}))",
                 (TOURNAMENT_KIND, worker, *playing),
             )
