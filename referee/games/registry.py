@@ -6,6 +6,7 @@ Adding a game is one line here (see docs/adding-a-game.md).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -69,9 +70,15 @@ def duplicate_settings(settings: GameSettings) -> GameSettings:
 
 def lower_score_wins(settings: GameSettings) -> bool:
     """Whether a lower score ranks higher in the game ``settings`` name under its options
-    (Mau-Mau's tallies); False for settings no game accepts."""
+    (Mau-Mau's tallies); False for settings no game accepts. Asked once per settings: the
+    answer takes a dealt state (25-46 µs), and every result of a duplicate ladder asks."""
+    return _lower_score_wins(settings.SerializeToString(deterministic=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _lower_score_wins(settings: bytes) -> bool:
     try:
-        game = game_from_settings(settings)
+        game = game_from_settings(GameSettings.FromString(settings))
     except (RulesError, ValueError):
         return False
     return game.new_state(0).lower_score_wins()
