@@ -386,10 +386,10 @@ def test_sigterm_stops_gracefully_and_gives_in_flight_matches_back(tmp_path: Pat
         wait_active(client, register_all(client, bots))
         client.call("CreateLadder", quick_ladder("graceful"))
         wait_for(lambda: playing_match(s.db), what="a match in flight")
-        started = time.monotonic()
         s.process.process.send_signal(signal.SIGTERM)
+        # wait(30) only bounds a hang; that the grace cut the match short, rather than the
+        # process waiting for it to end, is what the log's "given back" line shows.
         assert s.process.process.wait(30) == 0
-        assert time.monotonic() - started < 15
     log = (tmp_path / "serve.log").read_text()
     assert "given back to the queue" in log, log[-2000:]
     with contextlib.closing(sqlite3.connect(s.db)) as c:
