@@ -96,9 +96,12 @@ def linked_matches(arena: WebArena, path: str) -> set[str]:
 def web_pages(arena: WebArena, match_id: str, tournament_id: str) -> dict[str, Any]:
     """What the web shows of a tournament match in play: is it linked from ``/live`` and from
     its tournament's page (with no other rotation than a last one), and its own page."""
-    linked = linked_matches(arena, "/live") | linked_matches(arena, f"/tournaments/{tournament_id}")
+    live, own = (
+        linked_matches(arena, "/live"),
+        linked_matches(arena, f"/tournaments/{tournament_id}"),
+    )
     status, page = arena.get(f"/matches/{match_id}")
-    return {"linked": linked, "status": status, "page": page}
+    return {"live": live, "own": own, "status": status, "page": page}
 
 
 def test_tournament_matches_are_listed_and_watched_live_as_a_stranger_sees_them(
@@ -194,8 +197,9 @@ def check_the_web(
         assert "tournament" in messages[-1]["reason"]
         framed.append(match_id)
     assert framed, "a last rotation's live table was served over HTTP while it was played"
-    linked = set().union(*(shown["linked"] for shown in on_web.values()))
-    assert linked and all(is_last_rotation(m) for m in linked if m in on_web), linked
+    for where in ("live", "own"):  # /live, the tournament's page
+        linked = set().union(*(shown[where] for shown in on_web.values())) & set(on_web)
+        assert linked and all(is_last_rotation(m) for m in linked), (where, linked)
     for match_id, shown in on_web.items():
         if shown["status"] == 404:  # over by the time its page was asked for
             continue
