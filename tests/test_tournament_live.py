@@ -1,12 +1,15 @@
 """Tournament matches are first-class for spectators and for a bot's limit of matches at once,
 through a real ``arena serve`` (SQLite) playing real bot processes over gRPC: ListMatches and
 ``arena live`` list them while played, with their tournament; WatchMatch streams the public
-moves of a set's last rotation and refuses the others while their deal is unfinished; a bot's
-cap holds across its ladder matches and its tournament matches together."""
+moves of a set's last rotation and refuses the others while their deal is unfinished, and so
+does the web page (its live table over HTTP, ``/live``, the tournament's page and the match's);
+a bot's cap holds across its ladder matches and its tournament matches together."""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -15,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -72,6 +76,34 @@ def is_last_rotation(match_id: str) -> bool:
     return match_id.rsplit("-", 1)[0].endswith(".1")
 
 
+def live_table(arena: WebArena, match_id: str) -> tuple[int, list[dict[str, Any]]]:
+    """``/api/v1/matches/{id}/live`` as a browser reads it: the status and the messages of
+    its event stream (a refusal: its JSON body)."""
+    status, body = arena.get(f"/api/v1/matches/{match_id}/live")
+    if status != 200:
+        return status, [json.loads(body)]
+    lines = body.splitlines()
+    return status, [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+
+
+def linked_matches(arena: WebArena, path: str) -> set[str]:
+    """The matches page ``path`` links to."""
+    status, page = arena.get(path)
+    assert status == 200, (path, page[:300])
+    return set(re.findall(r'href="/matches/([^"]+)"', page))
+
+
+def web_pages(arena: WebArena, match_id: str, tournament_id: str) -> dict[str, Any]:
+    """What the web shows of a tournament match in play: is it linked from ``/live`` and from
+    its tournament's page (with no other rotation than a last one), and its own page."""
+    live, own = (
+        linked_matches(arena, "/live"),
+        linked_matches(arena, f"/tournaments/{tournament_id}"),
+    )
+    status, page = arena.get(f"/matches/{match_id}")
+    return {"live": live, "own": own, "status": status, "page": page}
+
+
 def test_tournament_matches_are_listed_and_watched_live_as_a_stranger_sees_them(
     tmp_path: Path,
 ) -> None:
@@ -92,14 +124,23 @@ def test_tournament_matches_are_listed_and_watched_live_as_a_stranger_sees_them(
             with ThreadPoolExecutor(8) as pool:  # each match watched once, from when first seen
                 shown = pool.submit(live_cli, arena)  # `arena live` while one is played
                 watches: dict[str, Future[list[pb.WatchMatchResponse] | grpc.RpcError]] = {}
+                tables: dict[str, Future[tuple[int, list[dict[str, Any]]]]] = {}
+                seen_on_web: dict[str, Future[dict[str, Any]]] = {}
                 deadline = time.monotonic() + 120
                 while time.monotonic() < deadline and not finished(arena):
                     for match in live_tournament_matches(arena, created.tournament_id):
                         if match.match_id not in watches:
                             watches[match.match_id] = pool.submit(watched, stranger, match.match_id)
+                            tables[match.match_id] = pool.submit(live_table, arena, match.match_id)
+                            seen_on_web[match.match_id] = pool.submit(
+                                web_pages, arena, match.match_id, created.tournament_id
+                            )
                     time.sleep(0.02)
                 outcomes = {match_id: watch.result() for match_id, watch in watches.items()}
+                served_tables = {match_id: table.result() for match_id, table in tables.items()}
+                on_web = {match_id: shown.result() for match_id, shown in seen_on_web.items()}
                 assert "tournament live" in shown.result(), shown.result()
+            check_the_web(outcomes, served_tables, on_web)
             streams = [e for e in outcomes.values() if not isinstance(e, grpc.RpcError) and e]
             for match_id, outcome in outcomes.items():
                 if not isinstance(outcome, grpc.RpcError):  # its deal's other rotation is over
@@ -129,6 +170,45 @@ def test_tournament_matches_are_listed_and_watched_live_as_a_stranger_sees_them(
     finally:
         for bot in bots:
             stop_bot(bot.process)
+
+
+def check_the_web(
+    outcomes: dict[str, list[pb.WatchMatchResponse] | grpc.RpcError],
+    tables: dict[str, tuple[int, list[dict[str, Any]]]],
+    on_web: dict[str, dict[str, Any]],
+) -> None:
+    """The web serves a tournament match's live table as WatchMatch streams it: a last
+    rotation's frames, one per public move, and an end; an earlier rotation refused (409),
+    never linked, its page saying why with no table."""
+    framed = []
+    for match_id, (status, messages) in tables.items():
+        watch = outcomes[match_id]
+        if not is_last_rotation(match_id):
+            assert status in (404, 409), (match_id, status, messages)  # 404: over meanwhile
+            if status == 409:
+                assert "withheld" in messages[0]["error"], messages
+            continue
+        if status != 200 or isinstance(watch, grpc.RpcError):  # over before one was asked
+            assert status in (200, 404), (match_id, status, messages)
+            continue
+        assert messages[0]["type"] == "document" and messages[-1]["type"] == "end", messages
+        frames = [m["frame"] for m in messages if m["type"] == "frame"]
+        assert len(frames) == len(watch), "a frame per public move WatchMatch sent"
+        assert "tournament" in messages[-1]["reason"]
+        framed.append(match_id)
+    assert framed, "a last rotation's live table was served over HTTP while it was played"
+    for where in ("live", "own"):  # /live, the tournament's page
+        linked = set().union(*(shown[where] for shown in on_web.values())) & set(on_web)
+        assert linked and all(is_last_rotation(m) for m in linked), (where, linked)
+    for match_id, shown in on_web.items():
+        if shown["status"] == 404:  # over by the time its page was asked for
+            continue
+        assert shown["status"] == 200, shown["page"][:300]
+        if is_last_rotation(match_id):
+            assert 'data-live="true"' in shown["page"], "its page holds its live table"
+            assert "(tournament)" in shown["page"]
+        else:
+            assert "withheld" in shown["page"] and 'id="table"' not in shown["page"]
 
 
 def capped_ladder(arena: WebArena, ids: list[str], concurrency: int) -> None:

@@ -36,6 +36,7 @@ from arena.web.openapi import openapi_document
 from arena.web.operator import OperatorView, Panel
 from arena.web.wire import to_json
 from cardarena.arena.v1 import arena_service_pb2 as pb
+from cardarena.game.v1 import options_pb2
 
 STATIC = Path(__file__).parent / "static"
 PAGE_SIZE = 50
@@ -46,6 +47,10 @@ LIVE_PAGES = 20
 EVENTS = "/api/v1/matches/{}/events"
 EXPORTS = ("json", "csv")
 """The downloads of a tournament's crosstable."""
+TOURNAMENT_END = (
+    "the match is over: its result is its tournament's (a tournament match keeps no record)"
+)
+"""Why a tournament match's live table ends with no replay."""
 MAX_STREAMS = 256
 """Live-table streams served at once by this process; more get 503."""
 
@@ -131,6 +136,31 @@ class WebApp:
                 break
         return found
 
+    async def watchable(self, matches: list[pb.ListedMatch]) -> list[pb.ListedMatch]:
+        """``matches`` less the tournament rotations in play whose moves are withheld
+        (``WatchMatch`` refuses them while another rotation of their deal is unfinished): a
+        page links each match in play to its live table, and leaves out what it would refuse.
+        One store read per tournament match (at most its tournament's matches at once)."""
+        return [
+            m for m in matches if not m.tournament_id or not await self.calls.withheld(m.match_id)
+        ]
+
+    async def tournament_names(self, matches: list[pb.ListedMatch]) -> dict[str, str]:
+        """Id → name of the tournaments ``matches`` are played in (none read if none is)."""
+        if not any(m.tournament_id for m in matches):
+            return {}
+        listed = (await self.calls.tournaments()).tournaments
+        return {t.tournament_id: t.config.name for t in listed}
+
+    async def settings_in_play(self, listed: pb.ListedMatch) -> options_pb2.GameSettings | None:
+        """The game settings a match in play is played with: its tournament's or its
+        ladder's; None for a validation match (no settings to draw it with)."""
+        if listed.tournament_id:
+            return (await self.calls.tournament(listed.tournament_id)).tournament.config.settings
+        ladders = {lad.ladder_id: lad for lad in (await self.calls.ladders()).ladders}
+        ladder = ladders.get(listed.ladder_id) if listed.ladder_id else None
+        return ladder.config.settings if ladder is not None else None
+
     async def panel(self) -> Panel:
         return self.operator.panel(await self.bots_active())
 
@@ -193,15 +223,19 @@ class WebApp:
     async def match(self, request: Request) -> str:
         match_id = request.path_params["match_id"]
         listed = await self.calls.listed_match(match_id)
-        names = await self.ladder_names()
-        ladder = names.get(listed.ladder_id, listed.kind)
+        if listed.tournament_id:
+            ladder = (await self.calls.tournament(listed.tournament_id)).tournament.config.name
+        else:
+            ladder = (await self.ladder_names()).get(listed.ladder_id, listed.kind)
         if listed.phase == pb.MATCH_PHASE_PLAYING:
-            if not listed.ladder_id:  # a validation match: no ladder settings to draw it with
-                refusal = (
+            if not listed.ladder_id and not listed.tournament_id:  # a validation match: no
+                refusal = (  # settings to draw it with
                     f"a {listed.kind} match in play: its moves are at {EVENTS.format(match_id)}"
                 )
                 return pages.match_page(match_id, None, listed, ladder, refusal=refusal)
-            return pages.match_page(match_id, None, listed, ladder)
+            # A rotation whose deal is unfinished: why, rather than a table WatchMatch refuses.
+            refusal = await self.calls.withheld(match_id)
+            return pages.match_page(match_id, None, listed, ladder, refusal=refusal)
         try:
             record = (await self.calls.record(match_id)).record
         except ApiError as error:
@@ -211,7 +245,9 @@ class WebApp:
         return pages.match_page(match_id, record, listed, ladder)
 
     async def live(self, request: Request) -> str:
-        return pages.live_page(await self.live_matches(), await self.ladder_names())
+        shown = await self.watchable(await self.live_matches())
+        names = await self.tournament_names(shown)
+        return pages.live_page(shown, await self.ladder_names(), names)
 
     async def operator_page(self, request: Request) -> str:
         return pages.operator_page(await self.panel())
@@ -221,7 +257,13 @@ class WebApp:
 
     async def tournament(self, request: Request) -> str:
         tournament = (await self.calls.tournament(request.path_params["tournament"])).tournament
-        return tournament_pages.tournament_page(tournament, crosstable_from_message(tournament))
+        in_play: list[pb.ListedMatch] = []
+        if tournament.state == pb.TOURNAMENT_STATE_RUNNING:
+            own = tournament.tournament_id
+            in_play = [m for m in await self.live_matches() if m.tournament_id == own]
+        return tournament_pages.tournament_page(
+            tournament, crosstable_from_message(tournament), await self.watchable(in_play)
+        )
 
     async def tournament_export(self, request: Request, kind: str) -> Response:
         """``/tournaments/{id}.json`` or ``.csv``: the crosstable as a download."""
@@ -313,6 +355,7 @@ class WebApp:
             first = await anext(events)
         except StopAsyncIteration:
             return _error(404, "NOT_FOUND", f"no match {match_id!r}")
+        ending = ""  # the reason of an ``end`` sent once the events end with no record
         if first.HasField("finished"):
             settings, seats = (
                 first.finished.settings,
@@ -321,14 +364,21 @@ class WebApp:
                     for s in first.finished.seats
                 ],
             )
-        else:
-            listed = [m for m in await self.live_matches() if m.match_id == match_id]
-            ladders = {lad.ladder_id: lad for lad in (await self.calls.ladders()).ladders}
-            if not listed or listed[0].ladder_id not in ladders:
+        else:  # in play (WatchMatch, above, refused it if its moves are withheld)
+            try:
+                listed = await self.calls.listed_match(match_id)
+                in_play = await self.settings_in_play(listed)
+            except BaseException:  # it ended meanwhile (NOT_FOUND), or the reads failed
                 await events.aclose()
-                return _error(404, "NOT_FOUND", f"match {match_id!r} is not a ladder's")
-            settings = ladders[listed[0].ladder_id].config.settings
-            seats = [{"seat": s.seat, "name": s.bot_name, "version": ""} for s in listed[0].seats]
+                raise
+            if in_play is None:
+                await events.aclose()
+                detail = f"match {match_id!r} is not a ladder's or a tournament's"
+                return _error(404, "NOT_FOUND", detail)
+            settings = in_play
+            seats = [{"seat": s.seat, "name": s.bot_name, "version": ""} for s in listed.seats]
+            if listed.tournament_id:  # its stream ends with no record: say so, or the
+                ending = TOURNAMENT_END  # browser's EventSource would reconnect
         feed = live_feed(settings, seats, match_id)
         self.streams.open += 1
 
@@ -340,6 +390,8 @@ class WebApp:
                 async for event in events:
                     for message in feed.on_response(event):
                         yield sse_message(message)
+                if ending:
+                    yield sse_message(feed.end(ending))
             finally:
                 self.streams.open -= 1
                 await events.aclose()

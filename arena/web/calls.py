@@ -19,7 +19,7 @@ import trio
 from arena import fields
 from arena.service import ArenaServicer
 from arena.store.calls import call_store
-from arena.store.repository import StoreError
+from arena.store.repository import StoreError, withheld_message
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from referee.aio_bridge import await_aio
 
@@ -119,6 +119,22 @@ class ArenaCalls:
             )
         except StoreError as error:
             raise ApiError(grpc.StatusCode[error.code], str(error)) from None
+
+    async def withheld(self, match_id: str) -> str:
+        """Why the live moves of match ``match_id`` may not be watched ('' if they may): another
+        rotation of its duplicate deal is unfinished. The rule and message ``WatchMatch``
+        refuses with (``Store.rotations_unfinished``), for pages to leave out what it would
+        refuse rather than link to it."""
+        servicer = self.servicer
+        unfinished = await await_aio(
+            lambda: call_store(
+                servicer.store,
+                servicer.arena.metrics,
+                servicer.store.rotations_unfinished,
+                match_id,
+            )
+        )
+        return withheld_message(match_id, unfinished) if unfinished else ""
 
     async def tournaments(self) -> pb.ListTournamentsResponse:
         """``ListTournaments``."""

@@ -135,6 +135,24 @@ def match_link(match_id: str, text: str | None = None) -> str:
     return f'<a href="/matches/{seg(match_id)}">{esc(text or match_id[:12])}</a>'
 
 
+def tournament_href(tournament_id: str, name: str) -> str:
+    """A link to a tournament's page, named ``name``."""
+    return f'<a href="/tournaments/{seg(tournament_id)}">{esc(name)}</a>'
+
+
+def played_in(
+    match: pb.ListedMatch,
+    ladder_names: Mapping[str, str],
+    tournament_names: Mapping[str, str],
+) -> str:
+    """What a match is played in: its tournament (linked), else its ladder's name, else its
+    kind (a validation match)."""
+    if match.tournament_id:
+        name = tournament_names.get(match.tournament_id, match.tournament_id[:12])
+        return f"{tournament_href(match.tournament_id, name)} (tournament)"
+    return esc(ladder_names.get(match.ladder_id, match.kind))
+
+
 # -- pages ---------------------------------------------------------------------------------------
 
 
@@ -266,7 +284,11 @@ def _seats_text(match: pb.ListedMatch, finished: bool) -> str:
     return f'<ul class="seats">{"".join(parts)}</ul>'
 
 
-def match_rows(matches: Iterable[pb.ListedMatch], ladder_names: Mapping[str, str]) -> list[str]:
+def match_rows(
+    matches: Iterable[pb.ListedMatch],
+    ladder_names: Mapping[str, str],
+    tournament_names: Mapping[str, str] | None = None,
+) -> list[str]:
     """Table rows for listed matches (live first, as listed)."""
     rows = []
     for match in matches:
@@ -276,9 +298,9 @@ def match_rows(matches: Iterable[pb.ListedMatch], ladder_names: Mapping[str, str
             status += (
                 ' <span class="badge" title="its duplicate set is not finished">withheld</span>'
             )
-        ladder = ladder_names.get(match.ladder_id, match.kind)
+        ladder = played_in(match, ladder_names, tournament_names or {})
         rows.append(
-            f"<tr><td>{match_link(match.match_id)}</td><td>{esc(ladder)}</td><td>{status}</td>"
+            f"<tr><td>{match_link(match.match_id)}</td><td>{ladder}</td><td>{status}</td>"
             f"<td>{_seats_text(match, not live)}</td>"
             f"<td>{when(match.finished_at_us or match.started_at_us)}</td></tr>"
         )
@@ -312,14 +334,19 @@ def matches_page(
     return layout(f"Matches of {name}", body)
 
 
-def live_page(matches: Sequence[pb.ListedMatch], ladder_names: Mapping[str, str]) -> str:
-    """``/live``: every match being played."""
+def live_page(
+    matches: Sequence[pb.ListedMatch],
+    ladder_names: Mapping[str, str],
+    tournament_names: Mapping[str, str] | None = None,
+) -> str:
+    """``/live``: the matches being played that may be watched (the caller leaves out the
+    rotations whose moves are withheld), each linked to its live table."""
     body = (
         "<h1>Live</h1>"
         f'<p class="sub" data-live-count>{len(matches)} matches in play</p>'
         + table(
-            ["Match", "Ladder", "Status", "Seats", "Started"],
-            match_rows(matches, ladder_names),
+            ["Match", "Ladder or tournament", "Status", "Seats", "Started"],
+            match_rows(matches, ladder_names, tournament_names),
             cls="matches live",
         )
     )
@@ -434,13 +461,15 @@ def match_page(
     """``/matches/{id}``: the replay viewer of a finished match (``record``), the live table
     of one in play (no record), or why neither can be shown (``refusal``: a rotation of an
     unfinished duplicate set). Seats are named as the listing names them (the registered
-    bots, linked); scores and ranks come from the record."""
+    bots, linked); scores and ranks come from the record. ``ladder_name`` names what it is
+    played in: its ladder, its tournament (a tournament match) or its kind."""
     live = record is None and not refusal
-    ladder = (
-        f'<a href="/ladders/{seg(ladder_name)}/matches">{esc(ladder_name)}</a>'
-        if listed.ladder_id
-        else esc(ladder_name)
-    )
+    if listed.tournament_id:
+        ladder = f"{tournament_href(listed.tournament_id, ladder_name)} (tournament)"
+    elif listed.ladder_id:
+        ladder = f'<a href="/ladders/{seg(ladder_name)}/matches">{esc(ladder_name)}</a>'
+    else:
+        ladder = esc(ladder_name)
     versions = {s.seat: s.bot_version for s in record.seats} if record else {}
     scores = list(record.outcome.scores) if record else []
     ranks = list(record.outcome.ranks) if record else []

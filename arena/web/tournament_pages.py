@@ -12,7 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arena.tournament import Crosstable
-from arena.web.pages import REFRESH, bot_link, esc, layout, options_text, seg, table, when
+from arena.web.pages import (
+    REFRESH,
+    bot_link,
+    esc,
+    layout,
+    match_link,
+    options_text,
+    seg,
+    table,
+    when,
+)
 from cardarena.arena.v1 import arena_service_pb2 as pb
 
 STATE_TEXT = {
@@ -86,8 +96,28 @@ def crosstable_html(table_: Crosstable, bot_ids: dict[str, str]) -> str:
     return table(headers, rows, cls="crosstable")
 
 
-def tournament_page(tournament: pb.Tournament, table_: Crosstable) -> str:
-    """``/tournaments/{id}``: progress, the crosstable and the downloads."""
+def in_play_html(matches: Sequence[pb.ListedMatch]) -> str:
+    """The rotations in play that may be watched, each linked to its live table."""
+    rows = (
+        f"<tr><td>{match_link(m.match_id)}</td><td><ul class='seats'>"
+        + "".join(f"<li>{bot_link(s.bot_id, s.bot_name)}</li>" for s in m.seats)
+        + f"</ul></td><td>{when(m.started_at_us)}</td></tr>"
+        for m in matches
+    )
+    return (
+        '<section class="in-play"><h2>Played now</h2>'
+        + table(["Match", "Seats", "Started"], rows, cls="matches live")
+        + '<p class="hint">Only the last rotation of a deal is shown while it is played: the '
+        "moves of the others show the cards of a deal still to be played again.</p></section>"
+    )
+
+
+def tournament_page(
+    tournament: pb.Tournament, table_: Crosstable, in_play: Sequence[pb.ListedMatch] = ()
+) -> str:
+    """``/tournaments/{id}``: progress, the rotations in play that may be watched
+    (``in_play``: the caller leaves out the withheld ones), the crosstable and the
+    downloads."""
     config = tournament.config
     base = f"/tournaments/{seg(tournament.tournament_id)}"
     bot_ids = {f"{bot.owner}/{bot.name}": bot.bot_id for bot in tournament.entrants}
@@ -102,6 +132,7 @@ def tournament_page(tournament: pb.Tournament, table_: Crosstable) -> str:
         f'<p class="sub"><span class="state">{STATE_TEXT.get(tournament.state, "")}</span> · '
         f"{_progress(tournament)}, {tournament.matches_played} matches · deadline "
         f"{when(config.deadline_us)}</p>"
+        + (in_play_html(in_play) if tournament.state == pb.TOURNAMENT_STATE_RUNNING else "")
         + crosstable_html(table_, bot_ids)
         + '<p class="hint">Each cell: the row entrant\'s share of its seat comparisons with '
         "the column entrant (a win 1, a tie ½) and its 95 % confidence interval. Shaded "
