@@ -683,7 +683,8 @@ def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Pa
     """Pinned so that a regression shows (the figures are the protocol's, not timings): a
     result reads the set's rows, its bots' entries, the other rotations' ranks and the
     ladder's config together, then sends its writes (one ``arena_finish``) with the commit (8
-    round trips before pipelining, 3 before schema 17); a claim is one ``arena_claim``."""
+    round trips before pipelining, 3 before schema 17), and a batch of results does the same
+    for all of them at once; a claim is one ``arena_claim``."""
     if not postgres_available():
         pytest.skip("no PostgreSQL server reachable")
     from psycopg import pq
@@ -735,6 +736,12 @@ def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Pa
         for claimed in (first, last):
             assert trips(finished_record(claimed.match_id, [1, 2, 3], [3, 2, 1])) == 2
         assert all(s.matches == 3 for s in store.standings(ladder_id)), "the results counted"
+        for seed in (3, 4):  # a batch: two round trips whatever its size
+            store.enqueue(ladder_id, "ladder", [PlannedMatch(seed, seats) for seats in rotations])
+        batch = [store.claim("w", 60) for _ in range(4)]
+        records = [finished_record(c.match_id, [1, 2, 3], [3, 2, 1]) for c in batch if c]
+        assert traced(lambda: store.record_results(records, "w")) == 2, "a batch of four"
+        assert all(s.matches == 7 for s in store.standings(ladder_id)), "each counted"
 
 
 SCANNED = re.compile(

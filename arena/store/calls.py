@@ -21,6 +21,7 @@ T = TypeVar("T")
 TIMED_OPERATIONS = {
     "claim": "claim_match",
     "record_result": "record_result",
+    "record_results": "record_result",
     "enqueue": "enqueue_matches",
     "register_bot": "register_bot",
     "standings": "standings",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 import functools
 import hashlib
+import logging
 import random
 import secrets
 import statistics
@@ -49,9 +50,9 @@ from arena.store.results import (
     RATED_STATUSES,
     SET_ROWS_SQL,
     EntryChange,
+    ResultBatch,
     SeatRow,
     SetReads,
-    send_set_reads,
     write_finished,
 )
 from arena.store.versions import start_new_version, version_at, version_figures
@@ -59,6 +60,8 @@ from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
 from referee.codec.summaries import fault_name, summaries_of
 from referee.games.registry import lower_score_wins
+
+log = logging.getLogger(__name__)
 
 HOUSE_RANDOM = "house:random"
 """Seat value for the arena's own random bot (validation matches)."""
@@ -118,6 +121,12 @@ class ClaimLost(StoreError):
             "FAILED_PRECONDITION",
             f"match {match_id!r} is no longer claimed by worker {worker!r}: not recorded",
         )
+
+
+RecordOutcome = dict[str, Rating] | None | Exception
+"""What recording one finished match of a batch came to: the ratings it set (empty: none),
+None if it was already recorded, or the error ``record_result`` would have raised for it
+(``ClaimLost``, ``StoreError``)."""
 
 
 MAX_FAILURES = 3
@@ -1526,7 +1535,6 @@ class Store:
 
     # -- results --------------------------------------------------------------------------------
 
-    @retry_transient
     def record_result(
         self, record: record_pb2.MatchRecord, worker: str | None = None
     ) -> dict[str, Rating] | None:
@@ -1535,19 +1543,87 @@ class Store:
 
         With ``worker``, only while that worker still holds the match: else ``ClaimLost``
         (its lease ran out and the match went back to the queue under a new id)."""
-        with self.db.transaction(pipelined=True) as tx:  # see _finish for its round trips
-            reads = send_set_reads(tx, record.match_id) if tx.dialect == "postgres" else None
-            rows = reads.set_rows.rows() if reads else self._lock_set(tx, record.match_id)
-            this = next((row for row in rows if row[0] == record.match_id), None)
-            if this is None:
-                if worker is not None:
-                    raise ClaimLost(record.match_id, worker)
-                raise StoreError("NOT_FOUND", f"no match {record.match_id!r}")
-            if this[1] == "finished":
-                return None
-            if worker is not None and (this[1] != "playing" or this[6] != worker):
-                raise ClaimLost(record.match_id, worker)
-            return self._finish(tx, record, rows, validate=True, reads=reads)
+        (outcome,) = self._record_batch([record], worker)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def record_results(
+        self, records: Sequence[record_pb2.MatchRecord], worker: str | None = None
+    ) -> list[RecordOutcome]:
+        """``record_result`` for several finished matches in one transaction (one commit, one
+        disk flush for them all): each match's outcome, in order, as ``record_result`` would
+        return or raise it (``ClaimLost`` or ``StoreError`` as a value).
+
+        One match's refusal (lost claim, already recorded, unknown) writes nothing for it and
+        nothing less for the others. Two rotations of one set in a batch are applied in turn,
+        as two transactions would be: the set is rated once. Should the batch's transaction
+        fail for another reason, each match is recorded again on its own, so that one bad
+        match costs the others nothing (its error is its outcome)."""
+        if len(records) <= 1:
+            return self._record_batch(records, worker)
+        try:
+            return self._record_batch(records, worker)
+        except Exception:
+            log.warning("a batch of %d results failed: recording each alone", len(records))
+        outcomes: list[RecordOutcome] = []
+        for record in records:
+            try:
+                outcomes.extend(self._record_batch([record], worker))
+            except Exception as error:
+                outcomes.append(error)
+        return outcomes
+
+    @retry_transient
+    def _record_batch(
+        self, records: Sequence[record_pb2.MatchRecord], worker: str | None
+    ) -> list[RecordOutcome]:
+        """``record_results`` in one transaction: the batch's reads (``ResultBatch.read``),
+        then each match checked and applied in order against them (see ``_finish`` for the
+        round trips)."""
+        if not records:
+            return []
+        with self.db.transaction(pipelined=True) as tx:
+            batch = ResultBatch.read(tx, [record.match_id for record in records])
+            return [self._record_one(tx, batch, record, worker) for record in records]
+
+    def _record_one(
+        self,
+        tx: Tx,
+        batch: ResultBatch,
+        record: record_pb2.MatchRecord,
+        worker: str | None,
+    ) -> RecordOutcome:
+        """One match of a batch: checked against the batch's rows as they stand, written, and
+        applied to them for the matches after it."""
+        rows = batch.set_rows(record.match_id)
+        this = next((row for row in rows if row[0] == record.match_id), None)
+        if this is None:
+            if worker is not None:
+                return ClaimLost(record.match_id, worker)
+            return StoreError("NOT_FOUND", f"no match {record.match_id!r}")
+        if this[1] == "finished":
+            return None
+        if worker is not None and (this[1] != "playing" or this[6] != worker):
+            return ClaimLost(record.match_id, worker)
+        ratings = self._finish(
+            tx, record, rows, validate=True, reads=batch.reads_for(record.match_id)
+        )
+        rated = record.status in RATED_STATUSES
+        seats = this[4].split(",")
+        batch.finished(
+            record.match_id,
+            int(record.status),
+            [
+                (bot, record.outcome.ranks[seat], float(record.outcome.scores[seat]))
+                for seat, bot in enumerate(seats)
+            ]
+            if rated
+            else [],
+            {bot: (rating.mu, rating.sigma) for bot, rating in ratings.items()},
+            now_us(),
+        )
+        return ratings
 
     @retry_transient
     def void_parked(self, match_id: str, reason: str) -> None:
