@@ -437,6 +437,7 @@ class Arena:
             return
         pool = await self._pool(ladder_id, config.settings.game)
         authority = (lease, self.config.worker_id, epoch)
+        sets: list[list[PlannedMatch]] = []
         while queued < target:
             players = pool.pick(config.settings.num_seats, config.allow_self_play)
             if not players:
@@ -444,16 +445,20 @@ class Arena:
             planned = plan_set(players, self._rng, config.duplicate_deals)
             if queued + len(planned) > target:
                 break
-            if not await self.db(
-                self.store.enqueue, ladder_id, "ladder", planned, target, authority
-            ):
-                # A bot left unseen, the lease moved on, or the queue filled meanwhile: read
-                # the pool and the lease again next tick.
-                self._pools.pop(ladder_id, None)
-                self.leadership.lost(lease)
-                break
-            pool.scheduled([bot for match in planned for bot in match.seats])
+            pool.scheduled([bot for match in planned for bot in match.seats])  # for the next
+            sets.append(planned)
             queued += len(planned)
+        if not sets:
+            return
+        # The tick's sets in one transaction (one commit, the checks done once).
+        queued_sets = await self.db(
+            self.store.enqueue_sets, ladder_id, "ladder", sets, target, authority
+        )
+        if not all(queued_sets):
+            # A bot left unseen, the lease moved on, or the queue filled meanwhile: read the
+            # pool (it counted the refused sets as scheduled) and the lease again next tick.
+            self._pools.pop(ladder_id, None)
+            self.leadership.lost(lease)
 
     async def _pool(self, ladder_id: str, game: str) -> MatchmakingPool:
         """The ladder's matchmaking pool, kept across ticks: it takes this process's new

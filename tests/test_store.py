@@ -16,6 +16,7 @@ from openskill.models import PlackettLuce
 from arena.duplicate_scoring import Rotation
 from arena.matchmaking import PlannedMatch, owed
 from arena.ratings import DAY_US, INITIAL_MU, INITIAL_SIGMA, Rating, after_idle, rate_duplicate
+from arena.store.coordination import Coordination
 from arena.store.db import Tx, open_database
 from arena.store.repository import (
     CHANGE_GRACE_US,
@@ -684,7 +685,8 @@ def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Pa
     result reads the set's rows, its bots' entries, the other rotations' ranks and the
     ladder's config together, then sends its writes (one ``arena_finish``) with the commit (8
     round trips before pipelining, 3 before schema 17), and a batch of results does the same
-    for all of them at once; a claim is one ``arena_claim``."""
+    for all of them at once; a claim is one ``arena_claim``; a scheduler's tick of sets is
+    its checks (lease, target, bots) in one and its inserts with the commit."""
     if not postgres_available():
         pytest.skip("no PostgreSQL server reachable")
     from psycopg import pq
@@ -742,6 +744,12 @@ def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Pa
         records = [finished_record(c.match_id, [1, 2, 3], [3, 2, 1]) for c in batch if c]
         assert traced(lambda: store.record_results(records, "w")) == 2, "a batch of four"
         assert all(s.matches == 7 for s in store.standings(ladder_id)), "each counted"
+        epoch = Coordination(database).lead(f"ladder:{ladder_id}", "w", 60)
+        assert epoch is not None
+        authority = (f"ladder:{ladder_id}", "w", epoch)
+        sets = [[PlannedMatch(seed, tuple(ids))] for seed in (5, 6, 7)]
+        assert traced(lambda: store.enqueue_sets(ladder_id, "ladder", sets, 8, authority)) == 2
+        assert store.waiting(ladder_id) == 3, "a tick's sets: checks and inserts, two trips"
 
 
 SCANNED = re.compile(

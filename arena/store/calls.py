@@ -23,6 +23,7 @@ TIMED_OPERATIONS = {
     "record_result": "record_result",
     "record_results": "record_result",
     "enqueue": "enqueue_matches",
+    "enqueue_sets": "enqueue_matches",
     "register_bot": "register_bot",
     "standings": "standings",
     "recover": "recover",

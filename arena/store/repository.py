@@ -44,7 +44,7 @@ from arena.ratings import (
     rating_as_of,
 )
 from arena.store.bot_keys import new_bot_key, revoke_owner_keys, set_key_hash
-from arena.store.coordination import holds_lease
+from arena.store.coordination import holds_lease, send_lease_check
 from arena.store.db import Database, Pending, Tx
 from arena.store.results import (
     RATED_STATUSES,
@@ -1135,7 +1135,6 @@ class Store:
 
     # -- the match queue ------------------------------------------------------------------------
 
-    @retry_transient
     def enqueue(
         self,
         ladder_id: str | None,
@@ -1152,46 +1151,69 @@ class Store:
         being played stay within it with this set; with ``authority``, unless that lease is
         still held (a scheduler deposed since it planned the set writes nothing). The ladder's
         row is locked while counting, so enqueues from any number of processes hold the target
-        exactly.
+        exactly. See ``enqueue_sets`` (its transaction, for one set)."""
+        return self.enqueue_sets(ladder_id, kind, [planned], target, authority)[0]
+
+    @retry_transient
+    def enqueue_sets(
+        self,
+        ladder_id: str | None,
+        kind: str,
+        sets: Sequence[Sequence[PlannedMatch]],
+        target: int | None = None,
+        authority: Authority | None = None,
+    ) -> list[bool]:
+        """``enqueue`` for the sets a scheduler planned in one tick, in one transaction: whether
+        each was queued. The lease and the target are checked once, for them all (over the
+        target together: none is queued); each set is refused on its own if a bot of it is
+        no longer active (the others are queued).
 
         Not waited onto disk (``durable=False``): a queued set lost in a database crash is
-        only a set never queued. It writes no entry: a bot's matches in flight are counted from
-        the queue when entrants are read (``_in_flight``), and the entry counts a match when its
-        result is recorded.
+        only a set never queued (the scheduler plans again). It writes no entry: a bot's
+        matches in flight are counted from the queue when entrants are read
+        (``_in_flight``), and the entry counts a match when its result is recorded.
 
-        Pipelined: each check is one round trip and the insert goes with the commit (two round
-        trips for a set with no target and no authority, five before).
-        """
+        Pipelined, the checks sent together: one round trip for them, and the inserts go with
+        the commit, two in all whatever the number of sets (four for one set before, five
+        before pipelining)."""
+        if not sets:
+            return []
+        refused = [False] * len(sets)
         with self.db.transaction(durable=False, pipelined=True) as tx:
-            if authority is not None and not holds_lease(tx, *authority):
-                return False
+            lease = send_lease_check(tx, *authority) if authority is not None else None
+            queued = active = None
+            bots = sorted({bot for planned in sets for match in planned for bot in match.seats})
             if ladder_id is not None:
-                if target is not None and not self._below_target(
-                    tx, ladder_id, len(planned), target
-                ):
-                    return False
-                bots = sorted({bot for match in planned for bot in match.seats})
+                if target is not None:
+                    if tx.dialect == "postgres":  # enqueues to one ladder take turns
+                        tx.execute(
+                            "SELECT 1 FROM ladders WHERE ladder_id = ? FOR UPDATE", (ladder_id,)
+                        )
+                    queued = tx.send(
+                        "SELECT COUNT(*) FROM matches WHERE status IN ('waiting', 'playing') "
+                        "AND ladder_id = ?",
+                        (ladder_id,),
+                    )
                 marks = ", ".join("?" for _ in bots)
-                active = tx.one(
-                    f"SELECT COUNT(*) FROM bots WHERE state = 'active' AND bot_id IN ({marks})",
+                active = tx.send(
+                    f"SELECT bot_id FROM bots WHERE state = 'active' AND bot_id IN ({marks})",
                     bots,
-                )[0]
-                if active != len(bots):
-                    return False
-            self._insert_set(tx, ladder_id, kind, planned)
-        return True
-
-    @staticmethod
-    def _below_target(tx: Tx, ladder_id: str, adding: int, target: int) -> bool:
-        """Whether ``adding`` more matches keep the ladder's waiting and playing matches within
-        ``target`` (its row locked first on PostgreSQL: enqueues to one ladder take turns)."""
-        if tx.dialect == "postgres":
-            tx.execute("SELECT 1 FROM ladders WHERE ladder_id = ? FOR UPDATE", (ladder_id,))
-        queued = tx.one(
-            "SELECT COUNT(*) FROM matches WHERE status IN ('waiting', 'playing') AND ladder_id = ?",
-            (ladder_id,),
-        )[0]
-        return int(queued) + adding <= target
+                )
+            if lease is not None and not lease.rows():
+                return refused
+            adding = sum(len(planned) for planned in sets)
+            if queued is not None and int(queued.rows()[0][0]) + adding > (target or 0):
+                return refused
+            still_active = {row[0] for row in active.rows()} if active is not None else None
+            outcomes = []
+            for planned in sets:
+                ok = still_active is None or all(
+                    bot in still_active for match in planned for bot in match.seats
+                )
+                if ok:
+                    self._insert_set(tx, ladder_id, kind, planned)
+                outcomes.append(ok)
+        return outcomes
 
     @staticmethod
     def _insert_set(
@@ -1268,7 +1290,11 @@ class Store:
         (``match_limit``) for ``worker`` until the lease ends.
 
         Not waited onto disk (``durable=False``): a claim lost in a database crash only lets
-        the match be played again, and its result still counts once (by match id).
+        the match be played again, and its result still counts once (by match id). It cannot
+        be lost behind a result that was not: PostgreSQL's log is one sequence, so the result's
+        synchronous commit, later, flushes the claim's commit record with its own; and a
+        worker whose claim was lost is refused its result (``ClaimLost``: the match is no
+        longer ``playing`` for it), so no bot is told an outcome that the store has not.
         """
         if self.db.dialect == "postgres":
             return self._claim_on_server(worker, lease_s, ladder_only)
