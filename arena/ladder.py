@@ -250,11 +250,11 @@ class Arena:
         """Validation matches claimed or being claimed here right now."""
         self._announced: dict[str, int] = {}
         self._targets: dict[str, str] = {}
+        """Each bot endpoint's channel target, as ``connect_target`` last resolved it."""
+        """What each bot last announced as its limit of matches at once, as last stored."""
         self._results: trio.MemorySendChannel[PendingResult] | None = None
         """Where finished matches hand their records to the result writer (while ``run``
         runs; without it each match records its own)."""
-        """Each bot endpoint's channel target, as ``connect_target`` last resolved it."""
-        """What each bot last announced as its limit of matches at once, as last stored."""
 
     @property
     def registration_lost(self) -> trio.Event:
