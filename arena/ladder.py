@@ -205,6 +205,17 @@ class PendingResult:
     outcome: RecordOutcome = None
 
 
+@dataclass
+class PendingClaim:
+    """A free worker's request to the claimer (``ladder_only``: no validation match), and what
+    it got (``claim``, or the store's ``error``, once ``done`` is set)."""
+
+    ladder_only: bool
+    done: trio.Event = field(default_factory=trio.Event)
+    claim: Claim | None = None
+    error: Exception | None = None
+
+
 class Arena:
     """Ladders in motion: schedules matches into the store and plays them."""
 
@@ -255,6 +266,8 @@ class Arena:
         self._results: trio.MemorySendChannel[PendingResult] | None = None
         """Where finished matches hand their records to the result writer (while ``run``
         runs; without it each match records its own)."""
+        self._claims: trio.MemorySendChannel[PendingClaim] | None = None
+        """Where free workers ask the claimer for a match (while ``run`` runs)."""
 
     @property
     def registration_lost(self) -> trio.Event:
@@ -284,6 +297,9 @@ class Arena:
                 results, to_record = trio.open_memory_channel[PendingResult](math.inf)
                 background.start_soon(self._write_results_forever, to_record)
                 self._results = results
+                claims, to_claim = trio.open_memory_channel[PendingClaim](math.inf)
+                background.start_soon(self._claim_forever, to_claim)
+                self._claims = claims
                 if roles & {"scheduler", "referee"}:
                     background.start_soon(self._housekeep_forever)
                     background.start_soon(self._sweep_forever)
@@ -299,7 +315,7 @@ class Arena:
                 background.cancel_scope.cancel()
         finally:
             self.serving = False
-            self._results = None
+            self._results = self._claims = None
             with trio.CancelScope(shield=True):  # cancelled too: its matches are free at once
                 await self._retire()
             self.finished.set()
@@ -511,9 +527,7 @@ class Arena:
             self.validating += reserve  # held while claiming: two workers cannot both take it
             claim = None
             try:
-                claim = await self.db(
-                    self.store.claim, self.config.worker_id, self.config.lease_s, not reserve
-                )
+                claim = await self._claim(ladder_only=not reserve)
             finally:
                 if claim is None or claim.kind != "validation":
                     self.validating -= reserve
@@ -526,6 +540,49 @@ class Arena:
             finally:
                 if claim.kind == "validation":
                     self.validating -= 1
+
+    async def _claim(self, ladder_only: bool) -> Claim | None:
+        """A match for this worker to play, or None (through the claimer while ``run``
+        runs)."""
+        if self._claims is None:
+            return await self.db(
+                self.store.claim, self.config.worker_id, self.config.lease_s, ladder_only
+            )
+        pending = PendingClaim(ladder_only)
+        self._claims.send_nowait(pending)
+        await pending.done.wait()
+        if pending.error is not None:
+            raise pending.error
+        return pending.claim
+
+    async def _claim_forever(self, to_claim: trio.MemoryReceiveChannel[PendingClaim]) -> None:
+        """The claimer: take the first free worker's request, then every other one already
+        waiting (at most ``result_batch_max``), claim for them in one transaction
+        (``Store.claim_many``), answer each; again. The result writer frees workers together
+        (a batch's matches end at once), so they claim together: one round trip for them."""
+        async with to_claim:
+            async for first in to_claim:
+                batch = [first]
+                while len(batch) < self.config.result_batch_max:
+                    try:
+                        batch.append(to_claim.receive_nowait())
+                    except trio.WouldBlock:
+                        break
+                try:
+                    claims = await self.db(
+                        self.store.claim_many,
+                        self.config.worker_id,
+                        self.config.lease_s,
+                        [pending.ladder_only for pending in batch],
+                    )
+                except Exception as error:
+                    for pending in batch:
+                        pending.error = error
+                        pending.done.set()
+                    continue
+                for pending, claim in zip(batch, claims, strict=True):
+                    pending.claim = claim
+                    pending.done.set()
 
     async def _play_or_fail(self, claim: Claim) -> None:
         """Play a claimed match (and remember the limits its bots announced); a failure that

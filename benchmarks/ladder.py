@@ -22,7 +22,8 @@ queued in one transaction (``Store.enqueue_sets``: the lease and the queue's tar
 once), and the result writer records the results waiting for it in one transaction
 (``Store.record_results``: one commit, one disk flush for them all). ``--batch K,…`` measures
 each K in turn, round by round (interleaved, each K against the baseline of its own rounds):
-K sets enqueued together, K claims, K results in one transaction. Claims stay one call each.
+K sets enqueued together, K claims in one transaction (``Store.claim_many``, as the arena's
+claimer does for the workers a batch of results freed), K results in one transaction.
 K = 1 is the arena at this benchmark's rate (see ``BATCHES``); larger K a busier arena.
 
 The baseline, measured in the same run and interleaved with the ladder's work, is the least a
@@ -298,7 +299,8 @@ def run(
                         (lease, WORKER, epoch),
                     )
                     assert all(done), "a refused set would make the arena rebuild the pool"
-                    claims = [watch.run("claim", store.claim, WORKER, 300.0) for _ in range(size)]
+                    # The claimer's batch: the workers the last results freed, together.
+                    claims = watch.run("claim", store.claim_many, WORKER, 300.0, [False] * size)
                     finished = []
                     for claim in claims:
                         assert claim is not None

@@ -686,7 +686,8 @@ def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Pa
     ladder's config together, then sends its writes (one ``arena_finish``) with the commit (8
     round trips before pipelining, 3 before schema 17), and a batch of results does the same
     for all of them at once; a claim is one ``arena_claim``; a scheduler's tick of sets is
-    its checks (lease, target, bots) in one and its inserts with the commit."""
+    its checks (lease, target, bots) in one and its inserts with the commit, and several
+    claims together are their ``arena_claim`` calls in one and the commit."""
     if not postgres_available():
         pytest.skip("no PostgreSQL server reachable")
     from psycopg import pq
@@ -750,6 +751,8 @@ def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Pa
         sets = [[PlannedMatch(seed, tuple(ids))] for seed in (5, 6, 7)]
         assert traced(lambda: store.enqueue_sets(ladder_id, "ladder", sets, 8, authority)) == 2
         assert store.waiting(ladder_id) == 3, "a tick's sets: checks and inserts, two trips"
+        assert traced(lambda: store.claim_many("w", 60, [True] * 3)) == 2, "claims together"
+        assert store.waiting(ladder_id) == 3 and store.claim("w", 60) is None, "all three"
 
 
 SCANNED = re.compile(

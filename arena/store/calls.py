@@ -20,6 +20,7 @@ T = TypeVar("T")
 
 TIMED_OPERATIONS = {
     "claim": "claim_match",
+    "claim_many": "claim_match",
     "record_result": "record_result",
     "record_results": "record_result",
     "enqueue": "enqueue_matches",

@@ -451,6 +451,21 @@ class _RatingInputs:
     lower_score_wins: bool = False
 
 
+CLAIM_CALL = (
+    "SELECT match_id, ladder_id, kind, seed, seats, endpoints "
+    "FROM arena_claim(?, ?, ?, ?, ?, ?, ?, ?)"
+)
+"""``claim`` on PostgreSQL (``Store._claim_params``)."""
+
+
+def _claim_of(rows: Sequence[Any]) -> Claim | None:
+    """The claim ``CLAIM_CALL`` returned, if any."""
+    if not rows:
+        return None
+    match_id, ladder_id, kind, seed, seats, endpoints = rows[0]
+    return Claim(match_id, ladder_id, kind, int(seed), tuple(seats.split(",")), tuple(endpoints))
+
+
 class Store:
     """The arena's persistent state on a ``Database`` (SQLite or PostgreSQL)."""
 
@@ -1297,57 +1312,72 @@ class Store:
         longer ``playing`` for it), so no bot is told an outcome that the store has not.
         """
         if self.db.dialect == "postgres":
-            return self._claim_on_server(worker, lease_s, ladder_only)
+            rows = self.db.call(CLAIM_CALL, self._claim_params(worker, lease_s, ladder_only))
+            return _claim_of(rows)
         with self.db.transaction(durable=False) as tx:
-            match_id = self._claimable(tx, ladder_only)
-            if match_id is None:
-                return None
-            now = now_us()
-            row = tx.one(
-                "UPDATE matches SET status = 'playing', claimed_by = ?, lease_until_us = ?, "
-                "started_at_us = ?, attempts = attempts + 1 WHERE match_id = ? "
-                "RETURNING match_id, ladder_id, kind, seed, seats",
-                (worker, now + int(lease_s * 1e6), now, match_id),
-            )
-            if row is None:
-                return None
-            seats = tuple(row[4].split(","))
-            bots = sorted(set(seats) - {HOUSE_RANDOM})
-            marks = ", ".join("?" for _ in bots)
-            sql = f"SELECT bot_id, endpoint FROM bots WHERE bot_id IN ({marks})"
-            found = dict(tx.all(sql, bots)) if bots else {}
+            return self._claim_here(tx, worker, lease_s, ladder_only)
+
+    @retry_transient
+    def claim_many(
+        self, worker: str, lease_s: float, ladder_only: Sequence[bool]
+    ) -> list[Claim | None]:
+        """``claim`` once per item of ``ladder_only``, in one transaction (not waited onto
+        disk, as ``claim``): what each got, in order. For a process with several workers free
+        at once (the result writer frees them together). On PostgreSQL the ``arena_claim``
+        calls are sent together: two round trips for them all (one claim alone: ``claim``,
+        one). Each call sees the matches the ones before it claimed."""
+        if len(ladder_only) == 1:
+            return [self.claim(worker, lease_s, ladder_only[0])]
+        with self.db.transaction(durable=False, pipelined=True) as tx:
+            if tx.dialect == "postgres":
+                sent = [
+                    tx.send(CLAIM_CALL, self._claim_params(worker, lease_s, only))
+                    for only in ladder_only
+                ]
+                return [_claim_of(pending.rows()) for pending in sent]
+            return [self._claim_here(tx, worker, lease_s, only) for only in ladder_only]
+
+    def _claim_here(self, tx: Tx, worker: str, lease_s: float, ladder_only: bool) -> Claim | None:
+        """``claim`` on SQLite, in ``tx``."""
+        match_id = self._claimable(tx, ladder_only)
+        if match_id is None:
+            return None
+        now = now_us()
+        row = tx.one(
+            "UPDATE matches SET status = 'playing', claimed_by = ?, lease_until_us = ?, "
+            "started_at_us = ?, attempts = attempts + 1 WHERE match_id = ? "
+            "RETURNING match_id, ladder_id, kind, seed, seats",
+            (worker, now + int(lease_s * 1e6), now, match_id),
+        )
+        if row is None:
+            return None
+        seats = tuple(row[4].split(","))
+        bots = sorted(set(seats) - {HOUSE_RANDOM})
+        marks = ", ".join("?" for _ in bots)
+        sql = f"SELECT bot_id, endpoint FROM bots WHERE bot_id IN ({marks})"
+        found = dict(tx.all(sql, bots)) if bots else {}
         endpoints = tuple(found.get(bot_id, "") for bot_id in seats)
         return Claim(row[0], row[1], row[2], int(row[3]), seats, endpoints)
 
-    def _claim_on_server(self, worker: str, lease_s: float, ladder_only: bool) -> Claim | None:
-        """``claim`` on PostgreSQL: the search, its locks, the recount and the update in one
-        statement (``arena_claim``, schema 17, the same rules as ``_claimable``), in a
-        transaction of its own not waited onto disk."""
+    @staticmethod
+    def _claim_params(worker: str, lease_s: float, ladder_only: bool) -> tuple[Any, ...]:
+        """``CLAIM_CALL``'s parameters: the search, its locks, the recount and the update in
+        one statement (``arena_claim``, schema 17, the same rules as ``_claimable``)."""
         now = now_us()
-        rows = self.db.call(
-            "SELECT match_id, ladder_id, kind, seed, seats, endpoints "
-            "FROM arena_claim(?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                worker,
-                now,
-                now + int(lease_s * 1e6),
-                ladder_only,
-                HOUSE_RANDOM,
-                DEFAULT_MAX_MATCHES_PER_BOT,
-                MAX_MATCHES_PER_BOT_LIMIT,
-                UNANNOUNCED_MAX_MATCHES,
-            ),
-        )
-        if not rows:
-            return None
-        match_id, ladder_id, kind, seed, seats, endpoints = rows[0]
-        return Claim(
-            match_id, ladder_id, kind, int(seed), tuple(seats.split(",")), tuple(endpoints)
+        return (
+            worker,
+            now,
+            now + int(lease_s * 1e6),
+            ladder_only,
+            HOUSE_RANDOM,
+            DEFAULT_MAX_MATCHES_PER_BOT,
+            MAX_MATCHES_PER_BOT_LIMIT,
+            UNANNOUNCED_MAX_MATCHES,
         )
 
     def _claimable(self, tx: Tx, ladder_only: bool = False) -> str | None:
         """The oldest waiting match (``ladder_only``: ladder match) whose bots may all start
-        one more (``match_limit``), on SQLite (PostgreSQL: ``_claim_on_server``).
+        one more (``match_limit``), on SQLite (PostgreSQL: ``arena_claim``, ``CLAIM_CALL``).
 
         A bot's matches at once are counted from the queue (its matches being played, in any
         ladder), so whatever puts a match back (release, an expired lease's recovery) frees its
