@@ -4,6 +4,7 @@ the outcome it would get alone, on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -212,3 +213,39 @@ def test_the_result_writer_records_what_is_waiting_together_and_answers_each(
     assert all(isinstance(o, dict) and len(o) == 3 for i, o in enumerate(outcomes) if i != 2)
     assert registry.get_sample_value("cardarena_result_batch_matches_count") == 3
     assert registry.get_sample_value("cardarena_result_batch_matches_sum") == 5
+
+
+def test_batches_racing_over_the_same_sets_rate_each_set_once(store: Store) -> None:
+    """Two processes' writers with batches holding the two rotations of the same sets, in
+    opposite orders: locks taken in one global order (no deadlock left to chance) and each
+    set rated exactly once."""
+    ids, _ = active_bots(store, 4)
+    ladder_id = store.create_ladder(ladder_config(seats=2, duplicate=True))
+    store.enter_active_bots(ladder_id, "oh-hell")
+    sets = 4  # each bot in two sets: four matches at once, its limit
+    for seed in range(sets):
+        a, b = ids[2 * (seed % 2) : 2 * (seed % 2) + 2]
+        store.enqueue(ladder_id, "ladder", [PlannedMatch(seed, (a, b)), PlannedMatch(seed, (b, a))])
+    claims = [store.claim("w", 60) for _ in range(2 * sets)]
+    assert all(claims)
+    firsts = [finished_record(c.match_id, [1, 2], [5, 1]) for c in claims[0::2] if c]
+    seconds = [finished_record(c.match_id, [1, 2], [5, 1]) for c in claims[1::2] if c]
+    barrier = threading.Barrier(2)
+    outcomes: list[list[Any]] = []
+
+    def write(batch: list[Any]) -> None:
+        barrier.wait()
+        outcomes.append(store.record_results(batch, "w"))
+
+    threads = [
+        threading.Thread(target=write, args=(firsts,)),
+        threading.Thread(target=write, args=(list(reversed(seconds)),)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    everything = [outcome for batch in outcomes for outcome in batch]
+    assert not any(isinstance(outcome, Exception) for outcome in everything)
+    assert sum(bool(outcome) for outcome in everything) == sets, "one rating per set"
+    assert [s.matches for s in store.standings(ladder_id)] == [4] * 4
