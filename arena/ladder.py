@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from arena.store.repository import (
     BotState,
     Claim,
     ClaimLost,
+    RecordOutcome,
     Store,
     now_us,
 )
@@ -112,6 +114,10 @@ class ArenaConfig:
         default_factory=lambda: TimeControl(move_time_ms=2000, time_bank_ms=10_000)
     )
     seed: int | None = None
+    result_batch_max: int = 32
+    """At most this many finished matches' results recorded in one transaction (group
+    commit: the result writer takes the first waiting, then whatever else is waiting already,
+    without waiting for more)."""
 
 
 def queue_target(config: arena_service_pb2.LadderConfig) -> int:
@@ -189,6 +195,27 @@ class LadderPool:
     states_since_us: int
 
 
+@dataclass
+class PendingResult:
+    """A finished match's record handed to the result writer, and what recording it came to
+    (``outcome``, once ``done`` is set)."""
+
+    record: record_pb2.MatchRecord
+    done: trio.Event = field(default_factory=trio.Event)
+    outcome: RecordOutcome = None
+
+
+@dataclass
+class PendingClaim:
+    """A free worker's request to the claimer (``ladder_only``: no validation match), and what
+    it got (``claim``, or the store's ``error``, once ``done`` is set)."""
+
+    ladder_only: bool
+    done: trio.Event = field(default_factory=trio.Event)
+    claim: Claim | None = None
+    error: Exception | None = None
+
+
 class Arena:
     """Ladders in motion: schedules matches into the store and plays them."""
 
@@ -236,6 +263,11 @@ class Arena:
         self._targets: dict[str, str] = {}
         """Each bot endpoint's channel target, as ``connect_target`` last resolved it."""
         """What each bot last announced as its limit of matches at once, as last stored."""
+        self._results: trio.MemorySendChannel[PendingResult] | None = None
+        """Where finished matches hand their records to the result writer (while ``run``
+        runs; without it each match records its own)."""
+        self._claims: trio.MemorySendChannel[PendingClaim] | None = None
+        """Where free workers ask the claimer for a match (while ``run`` runs)."""
 
     @property
     def registration_lost(self) -> trio.Event:
@@ -262,6 +294,12 @@ class Arena:
         try:
             async with trio.open_nursery() as background:
                 background.start_soon(self._heartbeat_forever)
+                results, to_record = trio.open_memory_channel[PendingResult](math.inf)
+                background.start_soon(self._write_results_forever, to_record)
+                self._results = results
+                claims, to_claim = trio.open_memory_channel[PendingClaim](math.inf)
+                background.start_soon(self._claim_forever, to_claim)
+                self._claims = claims
                 if roles & {"scheduler", "referee"}:
                     background.start_soon(self._housekeep_forever)
                     background.start_soon(self._sweep_forever)
@@ -277,6 +315,7 @@ class Arena:
                 background.cancel_scope.cancel()
         finally:
             self.serving = False
+            self._results = self._claims = None
             with trio.CancelScope(shield=True):  # cancelled too: its matches are free at once
                 await self._retire()
             self.finished.set()
@@ -414,6 +453,7 @@ class Arena:
             return
         pool = await self._pool(ladder_id, config.settings.game)
         authority = (lease, self.config.worker_id, epoch)
+        sets: list[list[PlannedMatch]] = []
         while queued < target:
             players = pool.pick(config.settings.num_seats, config.allow_self_play)
             if not players:
@@ -421,16 +461,20 @@ class Arena:
             planned = plan_set(players, self._rng, config.duplicate_deals)
             if queued + len(planned) > target:
                 break
-            if not await self.db(
-                self.store.enqueue, ladder_id, "ladder", planned, target, authority
-            ):
-                # A bot left unseen, the lease moved on, or the queue filled meanwhile: read
-                # the pool and the lease again next tick.
-                self._pools.pop(ladder_id, None)
-                self.leadership.lost(lease)
-                break
-            pool.scheduled([bot for match in planned for bot in match.seats])
+            pool.scheduled([bot for match in planned for bot in match.seats])  # for the next
+            sets.append(planned)
             queued += len(planned)
+        if not sets:
+            return
+        # The tick's sets in one transaction (one commit, the checks done once).
+        queued_sets = await self.db(
+            self.store.enqueue_sets, ladder_id, "ladder", sets, target, authority
+        )
+        if not all(queued_sets):
+            # A bot left unseen, the lease moved on, or the queue filled meanwhile: read the
+            # pool (it counted the refused sets as scheduled) and the lease again next tick.
+            self._pools.pop(ladder_id, None)
+            self.leadership.lost(lease)
 
     async def _pool(self, ladder_id: str, game: str) -> MatchmakingPool:
         """The ladder's matchmaking pool, kept across ticks: it takes this process's new
@@ -483,9 +527,7 @@ class Arena:
             self.validating += reserve  # held while claiming: two workers cannot both take it
             claim = None
             try:
-                claim = await self.db(
-                    self.store.claim, self.config.worker_id, self.config.lease_s, not reserve
-                )
+                claim = await self._claim(ladder_only=not reserve)
             finally:
                 if claim is None or claim.kind != "validation":
                     self.validating -= reserve
@@ -498,6 +540,49 @@ class Arena:
             finally:
                 if claim.kind == "validation":
                     self.validating -= 1
+
+    async def _claim(self, ladder_only: bool) -> Claim | None:
+        """A match for this worker to play, or None (through the claimer while ``run``
+        runs)."""
+        if self._claims is None:
+            return await self.db(
+                self.store.claim, self.config.worker_id, self.config.lease_s, ladder_only
+            )
+        pending = PendingClaim(ladder_only)
+        self._claims.send_nowait(pending)
+        await pending.done.wait()
+        if pending.error is not None:
+            raise pending.error
+        return pending.claim
+
+    async def _claim_forever(self, to_claim: trio.MemoryReceiveChannel[PendingClaim]) -> None:
+        """The claimer: take the first free worker's request, then every other one already
+        waiting (at most ``result_batch_max``), claim for them in one transaction
+        (``Store.claim_many``), answer each; again. The result writer frees workers together
+        (a batch's matches end at once), so they claim together: one round trip for them."""
+        async with to_claim:
+            async for first in to_claim:
+                batch = [first]
+                while len(batch) < self.config.result_batch_max:
+                    try:
+                        batch.append(to_claim.receive_nowait())
+                    except trio.WouldBlock:
+                        break
+                try:
+                    claims = await self.db(
+                        self.store.claim_many,
+                        self.config.worker_id,
+                        self.config.lease_s,
+                        [pending.ladder_only for pending in batch],
+                    )
+                except Exception as error:
+                    for pending in batch:
+                        pending.error = error
+                        pending.done.set()
+                    continue
+                for pending, claim in zip(batch, claims, strict=True):
+                    pending.claim = claim
+                    pending.done.set()
 
     async def _play_or_fail(self, claim: Claim) -> None:
         """Play a claimed match (and remember the limits its bots announced); a failure that
@@ -570,13 +655,12 @@ class Arena:
                     log.info("match %s given back to the queue as %s", claim.match_id, new_id)
                     await announce_end(self.pool, played)  # final for this id: aborted
                 return
-            try:
-                ratings = await self.db(self.store.record_result, record, self.config.worker_id)
-            except ClaimLost:
+            ratings = await self._record(record)
+            if isinstance(ratings, ClaimLost):
                 log.warning("match %s: lease lost before its result was stored", claim.match_id)
                 return
-            except Exception as error:
-                raise MatchFailed("record") from error
+            if isinstance(ratings, Exception):
+                raise MatchFailed("record") from ratings
             if ratings is not None:
                 self._count_result(claim, record)
                 kept = self._pools.get(claim.ladder_id or "")
@@ -587,6 +671,57 @@ class Arena:
         finally:
             live.publish(None)
             self.live.pop(claim.match_id, None)
+
+    async def _record(self, record: record_pb2.MatchRecord) -> RecordOutcome:
+        """Record a finished match (through the result writer while ``run`` runs): what it
+        came to, an error included. Once this returns, the result is committed or refused."""
+        if self._results is None:
+            try:
+                (outcome,) = await self.db(
+                    self.store.record_results, [record], self.config.worker_id
+                )
+            except Exception as error:
+                return error
+            return outcome
+        pending = PendingResult(record)
+        self._results.send_nowait(pending)
+        await pending.done.wait()
+        return pending.outcome
+
+    async def _write_results_forever(
+        self, to_record: trio.MemoryReceiveChannel[PendingResult]
+    ) -> None:
+        """The result writer: take the first finished match waiting, then every other one
+        already waiting (at most ``result_batch_max``; no wait for more), record them in one
+        transaction (``Store.record_results``), tell each its own outcome; again.
+
+        One commit's disk flush for every match that finished while the last batch was being
+        written: a busy arena writes larger batches, an idle one writes each match at once.
+        Each match's task announces its end only after its own outcome came back, so what a
+        bot is told is committed (a kill in between tells nobody; the match is played again
+        under a new id)."""
+        async with to_record:
+            async for first in to_record:
+                batch = [first]
+                while len(batch) < self.config.result_batch_max:
+                    try:
+                        batch.append(to_record.receive_nowait())
+                    except trio.WouldBlock:
+                        break
+                self.metrics.result_batch_matches.observe(len(batch))
+                try:
+                    outcomes = await self.db(
+                        self.store.record_results,
+                        [pending.record for pending in batch],
+                        self.config.worker_id,
+                    )
+                except Exception as error:
+                    outcomes = [error] * len(batch)
+                # (Cancelled, the writer leaves its batch waiting: only the nursery that holds
+                # the workers too cancels it, so they are being cancelled as well.)
+                for pending, outcome in zip(batch, outcomes, strict=True):
+                    pending.outcome = outcome
+                    pending.done.set()
 
     async def connect_target(self, endpoint: str) -> str | Refused:
         """What the referee connects to for a bot's endpoint: the endpoint checked by the guard

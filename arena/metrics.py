@@ -28,6 +28,8 @@ STORE_OPERATIONS = (
 LEASE_KINDS = ("ladder", "validation", "sweep")
 """The kinds of leadership lease (``arena.leadership``), by the part of the name before ':'."""
 
+RESULT_BATCH_BUCKETS = (1, 2, 4, 8, 16, 32)
+"""Sizes of a result batch (at most ``ArenaConfig.result_batch_max``, 32 by default)."""
 STORE_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1)
 
 
@@ -99,6 +101,13 @@ class Metrics(MatchMetrics):
             f"{PREFIX}_rating_updates",
             "Matches whose result updated ratings.",
             ["game"],
+            registry=registry,
+        )
+        self.result_batch_matches = Histogram(
+            f"{PREFIX}_result_batch_matches",
+            "Finished matches recorded per result transaction (group commit: those that "
+            "finished while the last batch was being written).",
+            buckets=RESULT_BATCH_BUCKETS,
             registry=registry,
         )
         self.store_duration = Histogram(

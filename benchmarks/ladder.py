@@ -17,6 +17,15 @@ resumes (so the refresh has changes to read), then the round's matches run, then
 charged at its real rate (one per ``pool_catch_up_s / pool_refresh_s`` rounds, one per
 ``pool_rebuild_s / pool_refresh_s`` rounds).
 
+Batches, as the arena now works: a scheduling tick's sets are planned one after the other and
+queued in one transaction (``Store.enqueue_sets``: the lease and the queue's target checked
+once), and the result writer records the results waiting for it in one transaction
+(``Store.record_results``: one commit, one disk flush for them all). ``--batch K,…`` measures
+each K in turn, round by round (interleaved, each K against the baseline of its own rounds):
+K sets enqueued together, K claims in one transaction (``Store.claim_many``, as the arena's
+claimer does for the workers a batch of results freed), K results in one transaction.
+K = 1 is the arena at this benchmark's rate (see ``BATCHES``); larger K a busier arena.
+
 The baseline, measured in the same run and interleaved with the ladder's work, is the least a
 durable result can cost on the same database: one bare ``INSERT`` of a record-sized blob and its
 ``COMMIT`` (SQLite in WAL mode with the store's pragmas; PostgreSQL through psycopg with the
@@ -30,6 +39,7 @@ that baseline. Target: at most 1 ms per finished match.
     python benchmarks/ladder.py                       # SQLite file in a temporary directory
     python benchmarks/ladder.py --database-url postgresql://postgres@127.0.0.1:5432/test
     python benchmarks/ladder.py --quick               # a smoke run for CI
+    python benchmarks/ladder.py --batch 1,16          # only these batch sizes
 
 With ``--database-url`` the benchmark creates its own database on that server and drops it at
 the end (like ``tests/stores.py``).
@@ -47,7 +57,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +102,13 @@ LEASE_S = 60.0
 every tick; a longer one here, so that a round slowed down by a busy machine keeps it)."""
 ROUNDS_PER_REBUILD = round(CONFIG.pool_rebuild_s / CONFIG.pool_refresh_s)
 ROUNDS_PER_CATCH_UP = round(CONFIG.pool_catch_up_s / CONFIG.pool_refresh_s)
+BATCHES = (1, 8, 32)
+"""The batch sizes measured by default (``--batch``): sets enqueued together and results
+recorded in one transaction. 1 is what an arena at this benchmark's 8 finished matches a second
+sees (a result commit takes a few ms, so the result writer rarely finds a second result waiting,
+and a 0.2 s tick plans one or two sets); 8 and 32 (``ArenaConfig.result_batch_max``) what a
+busy one sees: K results wait when K finish during one batch's commit (K = 8 at about 300
+matches a second where a batch of 8 takes 25 ms, as on PostgreSQL on 2026-12-03)."""
 
 
 def sample_records(count: int) -> list[record_pb2.MatchRecord]:
@@ -170,8 +187,9 @@ class Baseline:
 
 def register(store: Store, bots: int) -> None:
     """``bots`` active bots of the ladder's game of 100 owners (matchmaking seats each owner
-    once a match), through the store's API."""
+    once a match), through the store's API, validated (so heard from)."""
     tokens: dict[str, str] = {}
+    ids = []
     for index in range(bots):
         owner = f"owner{index % 100}"
         bot, token = store.register_bot(
@@ -180,6 +198,10 @@ def register(store: Store, bots: int) -> None:
         if token:
             tokens[owner] = token
         store.set_state_by_arena(bot.bot_id, "active", "", 0)
+        ids.append(bot.bot_id)
+    # Validated, so heard from (GetInfo): no preference announced, the default limit of
+    # matches at once (a batch of claims may seat a bot twice).
+    store.set_announced_limits(dict.fromkeys(ids, 0))
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -189,8 +211,11 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return result, time.perf_counter() - started
 
 
-def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> dict[str, Any]:
-    """Build the ladder, then time ``rounds`` x ``per_round`` finished matches."""
+def run(
+    url: str | None, bots: int, rounds: int, per_round: int, seed: int, batches: Sequence[int]
+) -> dict[str, Any]:
+    """Build the ladder, then time ``rounds`` x ``per_round`` finished matches, the rounds taking
+    each batch size of ``batches`` in turn (interleaved, each with its own figures)."""
     records = sample_records(8)
     blob = records[0].SerializeToString()
     result: dict[str, Any] = {
@@ -209,7 +234,7 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
             config = arena_service_pb2.LadderConfig(
                 name="bench",
                 settings=options_pb2.GameSettings(game=GAME, num_seats=SEATS),
-                concurrency=1,
+                concurrency=max(batches),
             )
             ladder_id = store.create_ladder(config)
             coordination, lease = Coordination(database), f"ladder:{ladder_id}"
@@ -226,19 +251,24 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
             result["register_ms_per_bot"] = 1000 * setup_s / bots
             result["tick"] = schedule_tick_ms(store, ladder_id)
             rng = random.Random(seed)
-            watch = Stopwatch()
-            bases, base_cpu, rebuilds, catch_ups, pglz_bases = [], [], [], [], []
+            watches = {batch: Stopwatch() for batch in batches}
+            bases: dict[int, list[float]] = {batch: [] for batch in batches}
+            base_cpu: dict[int, list[float]] = {batch: [] for batch in batches}
+            rebuilds, catch_ups, pglz_bases = [], [], []
             pool, since = rebuild(store, ladder_id, rng)
             round_starts: list[int] = []  # the catch-up cursor at the start of each round
             bot_ids = [entrant.bot_id for entrant in store.entrants(ladder_id)]
             paused: str | None = None
+            played = 0
             for round_index in range(rounds):
+                batch = batches[round_index % len(batches)]
+                watch = watches[batch]
                 round_starts.append(now_us() - GRACE_US)
                 base = Stopwatch()
                 for _ in range(per_round):
                     base.run("baseline", baseline.one, blob)
-                bases.append(1000 * base.wall["baseline"] / per_round)
-                base_cpu.append(1000 * base.cpu["baseline"] / per_round)
+                bases[batch].append(1000 * base.wall["baseline"] / per_round)
+                base_cpu[batch].append(1000 * base.cpu["baseline"] / per_round)
                 if pglz is not None:
                     for _ in range(per_round):
                         base.run("pglz", pglz.one, blob)
@@ -253,27 +283,38 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
                 # As Arena._schedule_ladder does each tick: its ladder's lease, renewed.
                 epoch = watch.run("enqueue", coordination.lead, lease, WORKER, LEASE_S)
                 assert epoch is not None
-                for index in range(per_round):
-                    planned = watch.run("matchmaking", plan_next, pool, rng)
-                    # With the queue's target and the lease's fencing, as the arena enqueues.
+                for start in range(0, per_round, batch):
+                    size = min(batch, per_round - start)
+                    # A tick's sets, planned one after the other from the pool, then queued
+                    # together within the queue's target and fenced by the lease, as the
+                    # arena enqueues them.
+                    sets = [watch.run("matchmaking", plan_next, pool, rng) for _ in range(size)]
                     done = watch.run(
                         "enqueue",
-                        store.enqueue,
+                        store.enqueue_sets,
                         ladder_id,
                         "ladder",
-                        planned,
+                        sets,
                         queue_target(config),
                         (lease, WORKER, epoch),
                     )
-                    assert done, "a refused set would make the arena rebuild the pool"
-                    claim = watch.run("claim", store.claim, WORKER, 300.0)
-                    assert claim is not None
-                    record = record_pb2.MatchRecord()
-                    record.CopyFrom(records[(round_index * per_round + index) % len(records)])
-                    record.match_id = claim.match_id
-                    ratings = watch.run("record_result", store.record_result, record, WORKER)
-                    assert ratings
-                    watch.run("matchmaking", pool.rated, ratings)
+                    assert all(done), "a refused set would make the arena rebuild the pool"
+                    # The claimer's batch: the workers the last results freed, together.
+                    claims = watch.run("claim", store.claim_many, WORKER, 300.0, [False] * size)
+                    finished = []
+                    for claim in claims:
+                        assert claim is not None
+                        record = record_pb2.MatchRecord()
+                        record.CopyFrom(records[played % len(records)])
+                        record.match_id = claim.match_id
+                        finished.append(record)
+                        played += 1
+                    # The result writer's batch: the matches that finished while it wrote
+                    # the last one, in one transaction.
+                    outcomes = watch.run("record_result", store.record_results, finished, WORKER)
+                    for ratings in outcomes:
+                        assert isinstance(ratings, dict) and ratings
+                        watch.run("matchmaking", pool.rated, ratings)
                 # As Arena._pool does once per pool_catch_up_s: the entries changed since the
                 # last catch-up (here: over the last ROUNDS_PER_CATCH_UP rounds), charged at
                 # that rate.
@@ -302,17 +343,11 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
                     )
                 )
                 watch.end_round(per_round)
-            # Means, not medians: a WAL checkpoint comes every few rounds and belongs in the cost.
-            result["stages_ms"] = watch.means("wall")
-            result["stages_cpu_ms"] = watch.means("cpu")
-            result["ms_per_match"] = sum(result["stages_ms"].values())
-            result["cpu_ms_per_match"] = sum(result["stages_cpu_ms"].values())
-            result["median_round_ms"] = statistics.median(watch.round_totals)
-            result["baseline_ms"] = statistics.mean(bases)
-            result["baseline_cpu_ms"] = statistics.mean(base_cpu)
-            result["ratio"] = result["ms_per_match"] / result["baseline_ms"]
-            result["cpu_ratio"] = result["cpu_ms_per_match"] / result["baseline_cpu_ms"]
-            result["record_ratio"] = result["stages_ms"]["record_result"] / result["baseline_ms"]
+            result["by_batch"] = {
+                str(batch): figures(watches[batch], bases[batch], base_cpu[batch])
+                for batch in batches
+            }
+            result.update(result["by_batch"][str(batches[0])])
             if pglz_bases:
                 result["pglz_baseline_ms"] = statistics.mean(pglz_bases)
                 result["pglz_ratio"] = result["ms_per_match"] / result["pglz_baseline_ms"]
@@ -332,6 +367,28 @@ def run(url: str | None, bots: int, rounds: int, per_round: int, seed: int) -> d
                 pglz.close()
             database.close()
     return result
+
+
+def figures(watch: Stopwatch, bases: list[float], base_cpu: list[float]) -> dict[str, Any]:
+    """One batch size's figures: stage means per match, totals, the same rounds' baseline and
+    the ratios to it. Means, not medians: a WAL checkpoint comes every few rounds and belongs
+    in the cost."""
+    stages, cpu = watch.means("wall"), watch.means("cpu")
+    total, total_cpu = sum(stages.values()), sum(cpu.values())
+    baseline_ms, baseline_cpu_ms = statistics.mean(bases), statistics.mean(base_cpu)
+    return {
+        "stages_ms": stages,
+        "stages_cpu_ms": cpu,
+        "ms_per_match": total,
+        "cpu_ms_per_match": total_cpu,
+        "median_round_ms": statistics.median(watch.round_totals),
+        "baseline_ms": baseline_ms,
+        "baseline_cpu_ms": baseline_cpu_ms,
+        "ratio": total / baseline_ms,
+        "cpu_ratio": total_cpu / baseline_cpu_ms,
+        "record_ratio": stages["record_result"] / baseline_ms,
+        "rounds": len(watch.round_totals),
+    }
 
 
 def plan_next(pool: MatchmakingPool, rng: random.Random) -> list[PlannedMatch]:
@@ -422,38 +479,58 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", help="PostgreSQL server URL (default: SQLite file)")
     parser.add_argument("--bots", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=24)
     parser.add_argument("--per-round", type=int, default=40, help="matches per round")
+    parser.add_argument(
+        "--batch",
+        default=",".join(str(batch) for batch in BATCHES),
+        help="batch sizes, comma-separated: sets per enqueue and results per transaction "
+        "(rounds take them in turn)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="tiny smoke run (CI)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
+    batches = [int(batch) for batch in args.batch.split(",")]
     if args.quick:
-        args.bots, args.rounds, args.per_round = 200, 2, 5
-    result = run(args.database_url, args.bots, args.rounds, args.per_round, args.seed)
+        args.bots, args.rounds, args.per_round = 200, 2 * len(batches), 8
+    result = run(args.database_url, args.bots, args.rounds, args.per_round, args.seed, batches)
     print(
         f"{result['database']}, {result['bots']} bots, {result['matches']} matches, "
         f"records of {result['record_bytes']} bytes ({result['moves_per_record']} moves); "
         f"registration {result['register_ms_per_bot']:.2f} ms per bot"
     )
-    print(f"{'stage (ms per match)':28} {'wall':>9} {'cpu':>9}")
-    for stage, ms in result["stages_ms"].items():
-        print(f"{stage:28} {ms:9.3f} {result['stages_cpu_ms'][stage]:9.3f}")
-    print(
-        f"{'total per finished match':28} {result['ms_per_match']:9.3f} "
-        f"{result['cpu_ms_per_match']:9.3f}  (target <= 1 ms)"
+    by_batch = result["by_batch"]
+    header = "".join(f"{'K=' + k + ' wall':>12}{'cpu':>8}" for k in by_batch)
+    print(f"{'stage (ms per match)':26}{header}")
+    for stage in STAGES:
+        cells = "".join(
+            f"{f['stages_ms'][stage]:12.3f}{f['stages_cpu_ms'][stage]:8.3f}"
+            for f in by_batch.values()
+        )
+        print(f"{stage:26}{cells}")
+    rows = (
+        ("total per finished match", "ms_per_match", "cpu_ms_per_match", ".3f"),
+        ("  (median round, wall)", "median_round_ms", None, ".3f"),
+        ("baseline INSERT+COMMIT", "baseline_ms", "baseline_cpu_ms", ".3f"),
+        ("ratio total / baseline", "ratio", "cpu_ratio", ".2f"),
+        ("ratio record_result / base", "record_ratio", None, ".2f"),
     )
-    print(f"{'  (median round, wall)':28} {result['median_round_ms']:9.3f}")
+    for label, wall, cpu, form in rows:
+        cells = "".join(
+            f"{format(f[wall], form):>12}{format(f[cpu], form) if cpu else '':>8}"
+            for f in by_batch.values()
+        )
+        print(f"{label:26}{cells}")
     print(
-        f"{'baseline INSERT+COMMIT':28} {result['baseline_ms']:9.3f} "
-        f"{result['baseline_cpu_ms']:9.3f}"
+        "(K: sets per enqueue and results per transaction; an arena's result writer sees "
+        "K = 1 + the matches finishing during one result commit)"
     )
-    print(f"{'ratio total / baseline':28} {result['ratio']:9.1f} {result['cpu_ratio']:9.1f}")
-    print(f"{'ratio record_result / base':28} {result['record_ratio']:9.1f}")
     if "pglz_baseline_ms" in result:
         print(
-            f"{'baseline, pglz (server)':28} {result['pglz_baseline_ms']:9.3f}  ratios: total "
-            f"{result['pglz_ratio']:.1f}, record_result {result['pglz_record_ratio']:.1f}"
+            f"baseline, pglz (server): {result['pglz_baseline_ms']:.3f} ms; ratios at "
+            f"K={batches[0]}: total {result['pglz_ratio']:.2f}, "
+            f"record_result {result['pglz_record_ratio']:.2f}"
         )
     tick = ", ".join(f"{name} {ms:.2f}" for name, ms in result["tick"].items())
     print(f"per scheduling tick (ms): {tick}")

@@ -215,10 +215,10 @@ def test_a_crash_between_play_and_commit_replays_under_a_new_id_and_tells_one_ou
             crash.cancel()
             await trio.sleep_forever()
 
-        seen = intercept(first, "record_result", die)
+        seen = intercept(first, "record_results", die)
         with crash:
             await first.run()
-        (record,) = seen[0][:1]
+        record = seen[0][0][0]  # the first of the result writer's first batch
         crashed = record.match_id
         assert h.row(crashed)[:2] == ("playing", "w"), "the result was never committed"
         assert h.recording.ids("start").count(crashed) == 3
@@ -279,9 +279,9 @@ def test_a_worker_that_lost_its_lease_neither_records_nor_announces(store: Store
                 tx.execute("UPDATE matches SET lease_until_us = 0 WHERE status = 'playing'")
             assert h.store.recover(None) == 1  # another process takes the match back
 
-        seen = intercept(arena, "record_result", lease_runs_out)
+        seen = intercept(arena, "record_results", lease_runs_out)
         await h.run_until(arena, lambda: bool(seen) and len(set(h.recording.ids("end"))) >= 2)
-        lost = seen[0][0]
+        lost = seen[0][0][0]
         assert h.row(lost.match_id) is None
         assert lost.match_id not in h.recording.ids("end"), "a lost match is not announced"
         assert h.finished_with_seed(lost.seed), "its deal was played again"

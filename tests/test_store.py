@@ -16,6 +16,7 @@ from openskill.models import PlackettLuce
 from arena.duplicate_scoring import Rotation
 from arena.matchmaking import PlannedMatch, owed
 from arena.ratings import DAY_US, INITIAL_MU, INITIAL_SIGMA, Rating, after_idle, rate_duplicate
+from arena.store.coordination import Coordination
 from arena.store.db import Tx, open_database
 from arena.store.repository import (
     CHANGE_GRACE_US,
@@ -683,7 +684,10 @@ def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Pa
     """Pinned so that a regression shows (the figures are the protocol's, not timings): a
     result reads the set's rows, its bots' entries, the other rotations' ranks and the
     ladder's config together, then sends its writes (one ``arena_finish``) with the commit (8
-    round trips before pipelining, 3 before schema 17); a claim is one ``arena_claim``."""
+    round trips before pipelining, 3 before schema 17), and a batch of results does the same
+    for all of them at once; a claim is one ``arena_claim``; a scheduler's tick of sets is
+    its checks (lease, target, bots) in one and its inserts with the commit, and several
+    claims together are their ``arena_claim`` calls in one and the commit."""
     if not postgres_available():
         pytest.skip("no PostgreSQL server reachable")
     from psycopg import pq
@@ -735,6 +739,20 @@ def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Pa
         for claimed in (first, last):
             assert trips(finished_record(claimed.match_id, [1, 2, 3], [3, 2, 1])) == 2
         assert all(s.matches == 3 for s in store.standings(ladder_id)), "the results counted"
+        for seed in (3, 4):  # a batch: two round trips whatever its size
+            store.enqueue(ladder_id, "ladder", [PlannedMatch(seed, seats) for seats in rotations])
+        batch = [store.claim("w", 60) for _ in range(4)]
+        records = [finished_record(c.match_id, [1, 2, 3], [3, 2, 1]) for c in batch if c]
+        assert traced(lambda: store.record_results(records, "w")) == 2, "a batch of four"
+        assert all(s.matches == 7 for s in store.standings(ladder_id)), "each counted"
+        epoch = Coordination(database).lead(f"ladder:{ladder_id}", "w", 60)
+        assert epoch is not None
+        authority = (f"ladder:{ladder_id}", "w", epoch)
+        sets = [[PlannedMatch(seed, tuple(ids))] for seed in (5, 6, 7)]
+        assert traced(lambda: store.enqueue_sets(ladder_id, "ladder", sets, 8, authority)) == 2
+        assert store.waiting(ladder_id) == 3, "a tick's sets: checks and inserts, two trips"
+        assert traced(lambda: store.claim_many("w", 60, [True] * 3)) == 2, "claims together"
+        assert store.waiting(ladder_id) == 3 and store.claim("w", 60) is None, "all three"
 
 
 SCANNED = re.compile(

@@ -20,8 +20,11 @@ T = TypeVar("T")
 
 TIMED_OPERATIONS = {
     "claim": "claim_match",
+    "claim_many": "claim_match",
     "record_result": "record_result",
+    "record_results": "record_result",
     "enqueue": "enqueue_matches",
+    "enqueue_sets": "enqueue_matches",
     "register_bot": "register_bot",
     "standings": "standings",
     "recover": "recover",

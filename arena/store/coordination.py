@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena.store.db import Database, Tx
+from arena.store.db import Database, Pending, Tx
 
 ROLES = ("api", "scheduler", "referee")
 """What a process may run besides the API it always serves (``all`` is every role)."""
@@ -263,6 +263,16 @@ def holds_lease(tx: Tx, name: str, worker_id: str, epoch: int) -> bool:
         (name, worker_id, epoch),
     )
     return row is not None
+
+
+def send_lease_check(tx: Tx, name: str, worker_id: str, epoch: int) -> Pending:
+    """``holds_lease``'s query, sent now and read later (its rows: one if the lease is held),
+    so that it shares a round trip with other reads (a pipelined transaction)."""
+    return tx.send(
+        f"SELECT 1 FROM leases WHERE name = ? AND holder = ? AND epoch = ? AND until_us > "
+        f"{tx.clock}" + _for_share(tx),
+        (name, worker_id, epoch),
+    )
 
 
 def _for_share(tx: Tx) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 import functools
 import hashlib
+import logging
 import random
 import secrets
 import statistics
@@ -43,15 +44,15 @@ from arena.ratings import (
     rating_as_of,
 )
 from arena.store.bot_keys import new_bot_key, revoke_owner_keys, set_key_hash
-from arena.store.coordination import holds_lease
+from arena.store.coordination import holds_lease, send_lease_check
 from arena.store.db import Database, Pending, Tx
 from arena.store.results import (
     RATED_STATUSES,
     SET_ROWS_SQL,
     EntryChange,
+    ResultBatch,
     SeatRow,
     SetReads,
-    send_set_reads,
     write_finished,
 )
 from arena.store.versions import start_new_version, version_at, version_figures
@@ -59,6 +60,8 @@ from cardarena.arena.v1 import arena_service_pb2
 from cardarena.game.v1 import options_pb2, record_pb2
 from referee.codec.summaries import fault_name, summaries_of
 from referee.games.registry import lower_score_wins
+
+log = logging.getLogger(__name__)
 
 HOUSE_RANDOM = "house:random"
 """Seat value for the arena's own random bot (validation matches)."""
@@ -118,6 +121,12 @@ class ClaimLost(StoreError):
             "FAILED_PRECONDITION",
             f"match {match_id!r} is no longer claimed by worker {worker!r}: not recorded",
         )
+
+
+RecordOutcome = dict[str, Rating] | None | Exception
+"""What recording one finished match of a batch came to: the ratings it set (empty: none),
+None if it was already recorded, or the error ``record_result`` would have raised for it
+(``ClaimLost``, ``StoreError``)."""
 
 
 MAX_FAILURES = 3
@@ -440,6 +449,21 @@ class _RatingInputs:
     policy: RatingPolicy = field(default_factory=RatingPolicy)
     duplicate: bool = False
     lower_score_wins: bool = False
+
+
+CLAIM_CALL = (
+    "SELECT match_id, ladder_id, kind, seed, seats, endpoints "
+    "FROM arena_claim(?, ?, ?, ?, ?, ?, ?, ?)"
+)
+"""``claim`` on PostgreSQL (``Store._claim_params``)."""
+
+
+def _claim_of(rows: Sequence[Any]) -> Claim | None:
+    """The claim ``CLAIM_CALL`` returned, if any."""
+    if not rows:
+        return None
+    match_id, ladder_id, kind, seed, seats, endpoints = rows[0]
+    return Claim(match_id, ladder_id, kind, int(seed), tuple(seats.split(",")), tuple(endpoints))
 
 
 class Store:
@@ -1126,7 +1150,6 @@ class Store:
 
     # -- the match queue ------------------------------------------------------------------------
 
-    @retry_transient
     def enqueue(
         self,
         ladder_id: str | None,
@@ -1143,46 +1166,69 @@ class Store:
         being played stay within it with this set; with ``authority``, unless that lease is
         still held (a scheduler deposed since it planned the set writes nothing). The ladder's
         row is locked while counting, so enqueues from any number of processes hold the target
-        exactly.
+        exactly. See ``enqueue_sets`` (its transaction, for one set)."""
+        return self.enqueue_sets(ladder_id, kind, [planned], target, authority)[0]
+
+    @retry_transient
+    def enqueue_sets(
+        self,
+        ladder_id: str | None,
+        kind: str,
+        sets: Sequence[Sequence[PlannedMatch]],
+        target: int | None = None,
+        authority: Authority | None = None,
+    ) -> list[bool]:
+        """``enqueue`` for the sets a scheduler planned in one tick, in one transaction: whether
+        each was queued. The lease and the target are checked once, for them all (over the
+        target together: none is queued); each set is refused on its own if a bot of it is
+        no longer active (the others are queued).
 
         Not waited onto disk (``durable=False``): a queued set lost in a database crash is
-        only a set never queued. It writes no entry: a bot's matches in flight are counted from
-        the queue when entrants are read (``_in_flight``), and the entry counts a match when its
-        result is recorded.
+        only a set never queued (the scheduler plans again). It writes no entry: a bot's
+        matches in flight are counted from the queue when entrants are read
+        (``_in_flight``), and the entry counts a match when its result is recorded.
 
-        Pipelined: each check is one round trip and the insert goes with the commit (two round
-        trips for a set with no target and no authority, five before).
-        """
+        Pipelined, the checks sent together: one round trip for them, and the inserts go with
+        the commit, two in all whatever the number of sets (four for one set before, five
+        before pipelining)."""
+        if not sets:
+            return []
+        refused = [False] * len(sets)
         with self.db.transaction(durable=False, pipelined=True) as tx:
-            if authority is not None and not holds_lease(tx, *authority):
-                return False
+            lease = send_lease_check(tx, *authority) if authority is not None else None
+            queued = active = None
+            bots = sorted({bot for planned in sets for match in planned for bot in match.seats})
             if ladder_id is not None:
-                if target is not None and not self._below_target(
-                    tx, ladder_id, len(planned), target
-                ):
-                    return False
-                bots = sorted({bot for match in planned for bot in match.seats})
+                if target is not None:
+                    if tx.dialect == "postgres":  # enqueues to one ladder take turns
+                        tx.execute(
+                            "SELECT 1 FROM ladders WHERE ladder_id = ? FOR UPDATE", (ladder_id,)
+                        )
+                    queued = tx.send(
+                        "SELECT COUNT(*) FROM matches WHERE status IN ('waiting', 'playing') "
+                        "AND ladder_id = ?",
+                        (ladder_id,),
+                    )
                 marks = ", ".join("?" for _ in bots)
-                active = tx.one(
-                    f"SELECT COUNT(*) FROM bots WHERE state = 'active' AND bot_id IN ({marks})",
+                active = tx.send(
+                    f"SELECT bot_id FROM bots WHERE state = 'active' AND bot_id IN ({marks})",
                     bots,
-                )[0]
-                if active != len(bots):
-                    return False
-            self._insert_set(tx, ladder_id, kind, planned)
-        return True
-
-    @staticmethod
-    def _below_target(tx: Tx, ladder_id: str, adding: int, target: int) -> bool:
-        """Whether ``adding`` more matches keep the ladder's waiting and playing matches within
-        ``target`` (its row locked first on PostgreSQL: enqueues to one ladder take turns)."""
-        if tx.dialect == "postgres":
-            tx.execute("SELECT 1 FROM ladders WHERE ladder_id = ? FOR UPDATE", (ladder_id,))
-        queued = tx.one(
-            "SELECT COUNT(*) FROM matches WHERE status IN ('waiting', 'playing') AND ladder_id = ?",
-            (ladder_id,),
-        )[0]
-        return int(queued) + adding <= target
+                )
+            if lease is not None and not lease.rows():
+                return refused
+            adding = sum(len(planned) for planned in sets)
+            if queued is not None and int(queued.rows()[0][0]) + adding > (target or 0):
+                return refused
+            still_active = {row[0] for row in active.rows()} if active is not None else None
+            outcomes = []
+            for planned in sets:
+                ok = still_active is None or all(
+                    bot in still_active for match in planned for bot in match.seats
+                )
+                if ok:
+                    self._insert_set(tx, ladder_id, kind, planned)
+                outcomes.append(ok)
+        return outcomes
 
     @staticmethod
     def _insert_set(
@@ -1259,60 +1305,79 @@ class Store:
         (``match_limit``) for ``worker`` until the lease ends.
 
         Not waited onto disk (``durable=False``): a claim lost in a database crash only lets
-        the match be played again, and its result still counts once (by match id).
+        the match be played again, and its result still counts once (by match id). It cannot
+        be lost behind a result that was not: PostgreSQL's log is one sequence, so the result's
+        synchronous commit, later, flushes the claim's commit record with its own; and a
+        worker whose claim was lost is refused its result (``ClaimLost``: the match is no
+        longer ``playing`` for it), so no bot is told an outcome that the store has not.
         """
         if self.db.dialect == "postgres":
-            return self._claim_on_server(worker, lease_s, ladder_only)
+            rows = self.db.call(CLAIM_CALL, self._claim_params(worker, lease_s, ladder_only))
+            return _claim_of(rows)
         with self.db.transaction(durable=False) as tx:
-            match_id = self._claimable(tx, ladder_only)
-            if match_id is None:
-                return None
-            now = now_us()
-            row = tx.one(
-                "UPDATE matches SET status = 'playing', claimed_by = ?, lease_until_us = ?, "
-                "started_at_us = ?, attempts = attempts + 1 WHERE match_id = ? "
-                "RETURNING match_id, ladder_id, kind, seed, seats",
-                (worker, now + int(lease_s * 1e6), now, match_id),
-            )
-            if row is None:
-                return None
-            seats = tuple(row[4].split(","))
-            bots = sorted(set(seats) - {HOUSE_RANDOM})
-            marks = ", ".join("?" for _ in bots)
-            sql = f"SELECT bot_id, endpoint FROM bots WHERE bot_id IN ({marks})"
-            found = dict(tx.all(sql, bots)) if bots else {}
+            return self._claim_here(tx, worker, lease_s, ladder_only)
+
+    @retry_transient
+    def claim_many(
+        self, worker: str, lease_s: float, ladder_only: Sequence[bool]
+    ) -> list[Claim | None]:
+        """``claim`` once per item of ``ladder_only``, in one transaction (not waited onto
+        disk, as ``claim``): what each got, in order. For a process with several workers free
+        at once (the result writer frees them together). On PostgreSQL the ``arena_claim``
+        calls are sent together: two round trips for them all (one claim alone: ``claim``,
+        one). Each call sees the matches the ones before it claimed."""
+        if len(ladder_only) == 1:
+            return [self.claim(worker, lease_s, ladder_only[0])]
+        with self.db.transaction(durable=False, pipelined=True) as tx:
+            if tx.dialect == "postgres":
+                sent = [
+                    tx.send(CLAIM_CALL, self._claim_params(worker, lease_s, only))
+                    for only in ladder_only
+                ]
+                return [_claim_of(pending.rows()) for pending in sent]
+            return [self._claim_here(tx, worker, lease_s, only) for only in ladder_only]
+
+    def _claim_here(self, tx: Tx, worker: str, lease_s: float, ladder_only: bool) -> Claim | None:
+        """``claim`` on SQLite, in ``tx``."""
+        match_id = self._claimable(tx, ladder_only)
+        if match_id is None:
+            return None
+        now = now_us()
+        row = tx.one(
+            "UPDATE matches SET status = 'playing', claimed_by = ?, lease_until_us = ?, "
+            "started_at_us = ?, attempts = attempts + 1 WHERE match_id = ? "
+            "RETURNING match_id, ladder_id, kind, seed, seats",
+            (worker, now + int(lease_s * 1e6), now, match_id),
+        )
+        if row is None:
+            return None
+        seats = tuple(row[4].split(","))
+        bots = sorted(set(seats) - {HOUSE_RANDOM})
+        marks = ", ".join("?" for _ in bots)
+        sql = f"SELECT bot_id, endpoint FROM bots WHERE bot_id IN ({marks})"
+        found = dict(tx.all(sql, bots)) if bots else {}
         endpoints = tuple(found.get(bot_id, "") for bot_id in seats)
         return Claim(row[0], row[1], row[2], int(row[3]), seats, endpoints)
 
-    def _claim_on_server(self, worker: str, lease_s: float, ladder_only: bool) -> Claim | None:
-        """``claim`` on PostgreSQL: the search, its locks, the recount and the update in one
-        statement (``arena_claim``, schema 17, the same rules as ``_claimable``), in a
-        transaction of its own not waited onto disk."""
+    @staticmethod
+    def _claim_params(worker: str, lease_s: float, ladder_only: bool) -> tuple[Any, ...]:
+        """``CLAIM_CALL``'s parameters: the search, its locks, the recount and the update in
+        one statement (``arena_claim``, schema 17, the same rules as ``_claimable``)."""
         now = now_us()
-        rows = self.db.call(
-            "SELECT match_id, ladder_id, kind, seed, seats, endpoints "
-            "FROM arena_claim(?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                worker,
-                now,
-                now + int(lease_s * 1e6),
-                ladder_only,
-                HOUSE_RANDOM,
-                DEFAULT_MAX_MATCHES_PER_BOT,
-                MAX_MATCHES_PER_BOT_LIMIT,
-                UNANNOUNCED_MAX_MATCHES,
-            ),
-        )
-        if not rows:
-            return None
-        match_id, ladder_id, kind, seed, seats, endpoints = rows[0]
-        return Claim(
-            match_id, ladder_id, kind, int(seed), tuple(seats.split(",")), tuple(endpoints)
+        return (
+            worker,
+            now,
+            now + int(lease_s * 1e6),
+            ladder_only,
+            HOUSE_RANDOM,
+            DEFAULT_MAX_MATCHES_PER_BOT,
+            MAX_MATCHES_PER_BOT_LIMIT,
+            UNANNOUNCED_MAX_MATCHES,
         )
 
     def _claimable(self, tx: Tx, ladder_only: bool = False) -> str | None:
         """The oldest waiting match (``ladder_only``: ladder match) whose bots may all start
-        one more (``match_limit``), on SQLite (PostgreSQL: ``_claim_on_server``).
+        one more (``match_limit``), on SQLite (PostgreSQL: ``arena_claim``, ``CLAIM_CALL``).
 
         A bot's matches at once are counted from the queue (its matches being played, in any
         ladder), so whatever puts a match back (release, an expired lease's recovery) frees its
@@ -1526,7 +1591,6 @@ class Store:
 
     # -- results --------------------------------------------------------------------------------
 
-    @retry_transient
     def record_result(
         self, record: record_pb2.MatchRecord, worker: str | None = None
     ) -> dict[str, Rating] | None:
@@ -1535,19 +1599,87 @@ class Store:
 
         With ``worker``, only while that worker still holds the match: else ``ClaimLost``
         (its lease ran out and the match went back to the queue under a new id)."""
-        with self.db.transaction(pipelined=True) as tx:  # see _finish for its round trips
-            reads = send_set_reads(tx, record.match_id) if tx.dialect == "postgres" else None
-            rows = reads.set_rows.rows() if reads else self._lock_set(tx, record.match_id)
-            this = next((row for row in rows if row[0] == record.match_id), None)
-            if this is None:
-                if worker is not None:
-                    raise ClaimLost(record.match_id, worker)
-                raise StoreError("NOT_FOUND", f"no match {record.match_id!r}")
-            if this[1] == "finished":
-                return None
-            if worker is not None and (this[1] != "playing" or this[6] != worker):
-                raise ClaimLost(record.match_id, worker)
-            return self._finish(tx, record, rows, validate=True, reads=reads)
+        (outcome,) = self._record_batch([record], worker)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def record_results(
+        self, records: Sequence[record_pb2.MatchRecord], worker: str | None = None
+    ) -> list[RecordOutcome]:
+        """``record_result`` for several finished matches in one transaction (one commit, one
+        disk flush for them all): each match's outcome, in order, as ``record_result`` would
+        return or raise it (``ClaimLost`` or ``StoreError`` as a value).
+
+        One match's refusal (lost claim, already recorded, unknown) writes nothing for it and
+        nothing less for the others. Two rotations of one set in a batch are applied in turn,
+        as two transactions would be: the set is rated once. Should the batch's transaction
+        fail for another reason, each match is recorded again on its own, so that one bad
+        match costs the others nothing (its error is its outcome)."""
+        if len(records) <= 1:
+            return self._record_batch(records, worker)
+        try:
+            return self._record_batch(records, worker)
+        except Exception:
+            log.warning("a batch of %d results failed: recording each alone", len(records))
+        outcomes: list[RecordOutcome] = []
+        for record in records:
+            try:
+                outcomes.extend(self._record_batch([record], worker))
+            except Exception as error:
+                outcomes.append(error)
+        return outcomes
+
+    @retry_transient
+    def _record_batch(
+        self, records: Sequence[record_pb2.MatchRecord], worker: str | None
+    ) -> list[RecordOutcome]:
+        """``record_results`` in one transaction: the batch's reads (``ResultBatch.read``),
+        then each match checked and applied in order against them (see ``_finish`` for the
+        round trips)."""
+        if not records:
+            return []
+        with self.db.transaction(pipelined=True) as tx:
+            batch = ResultBatch.read(tx, [record.match_id for record in records])
+            return [self._record_one(tx, batch, record, worker) for record in records]
+
+    def _record_one(
+        self,
+        tx: Tx,
+        batch: ResultBatch,
+        record: record_pb2.MatchRecord,
+        worker: str | None,
+    ) -> RecordOutcome:
+        """One match of a batch: checked against the batch's rows as they stand, written, and
+        applied to them for the matches after it."""
+        rows = batch.set_rows(record.match_id)
+        this = next((row for row in rows if row[0] == record.match_id), None)
+        if this is None:
+            if worker is not None:
+                return ClaimLost(record.match_id, worker)
+            return StoreError("NOT_FOUND", f"no match {record.match_id!r}")
+        if this[1] == "finished":
+            return None
+        if worker is not None and (this[1] != "playing" or this[6] != worker):
+            return ClaimLost(record.match_id, worker)
+        ratings = self._finish(
+            tx, record, rows, validate=True, reads=batch.reads_for(record.match_id)
+        )
+        rated = record.status in RATED_STATUSES
+        seats = this[4].split(",")
+        batch.finished(
+            record.match_id,
+            int(record.status),
+            [
+                (bot, record.outcome.ranks[seat], float(record.outcome.scores[seat]))
+                for seat, bot in enumerate(seats)
+            ]
+            if rated
+            else [],
+            {bot: (rating.mu, rating.sigma) for bot, rating in ratings.items()},
+            now_us(),
+        )
+        return ratings
 
     @retry_transient
     def void_parked(self, match_id: str, reason: str) -> None:

@@ -1,12 +1,15 @@
-"""The writes of a finished match, and what PostgreSQL reads for them in one round trip.
+"""The writes of finished matches, and what they read first, in one round trip per batch.
 
 A finished match writes its status, its record, a row per seat and its bots' entries. On SQLite
 (in-process) these are plain statements; on PostgreSQL one call of ``arena_finish`` (schema 17)
 writes them all, so the client and the server pay for one statement, not ten (its rows as
-JSON: one parameter for psycopg to turn into bytes instead of nineteen arrays). Before it, on
-PostgreSQL, the set's rows, its bots' entries, the other rotations' ranks and the ladder's
-config are sent together (``send_set_reads``): one round trip, and the set's rows are locked
-before its entries, in bot order, as everywhere else.
+JSON: one parameter for psycopg to turn into bytes instead of nineteen arrays). Several
+finished matches are recorded in one transaction (group commit: one disk flush for them all).
+Before their writes, the rows of their sets, their bots' entries, the other rotations' ranks
+and their ladders' configs are read for the whole batch (``ResultBatch.read``): on PostgreSQL
+sent together, one round trip, and every set's rows are locked before any entry, sets in set
+order and entries in (ladder, bot) order, one order everywhere. The writes go with the commit:
+two round trips per batch, whatever its size.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from arena.store.db import Pending, Tx
 from cardarena.game.v1 import record_pb2
@@ -65,7 +69,8 @@ SeatRow = tuple[
 
 @dataclass(frozen=True)
 class SetReads:
-    """The reads of ``send_set_reads``, each waited for when first asked."""
+    """What rating one finished match reads: its set's rows, its bots' entries, the seats of
+    its set's other rated matches and its ladder's config, each waited for when first asked."""
 
     set_rows: Pending
     entries: Pending
@@ -73,30 +78,166 @@ class SetReads:
     config: Pending
 
 
-def send_set_reads(tx: Tx, match_id: str) -> SetReads:
-    """Send, in one round trip (a pipelined PostgreSQL transaction): the set's rows, locked;
-    the entries of every bot of the set in its ladder, locked in bot order (the writes lock
-    them anyway; found by key: ``IN (SELECT …)`` let the planner scan every entry of the
-    ladder); the seats of the set's other rated matches; the ladder's config."""
-    of_set = "(SELECT set_id FROM matches WHERE match_id = ?)"
-    of_ladder = "(SELECT ladder_id FROM matches WHERE match_id = ?)"
-    return SetReads(
-        tx.send(SET_ROWS_SQL + " FOR UPDATE", (match_id,)),
-        tx.send(
-            f"SELECT bot_id, mu, sigma, rated_us FROM entries WHERE ladder_id = {of_ladder} "
-            "AND bot_id = ANY (ARRAY(SELECT unnest(string_to_array(seats, ',')) FROM matches "
-            f"WHERE set_id = {of_set})) ORDER BY bot_id FOR UPDATE",
-            (match_id, match_id),
-        ),
-        tx.send(
-            "SELECT s.match_id, s.bot_id, s.rank, s.score FROM match_seats s WHERE s.match_id "
-            f"IN (SELECT match_id FROM matches WHERE set_id = {of_set} AND match_id <> ? "
-            f"AND result_status IN ({', '.join(str(int(s)) for s in RATED_STATUSES)})) "
-            "ORDER BY s.match_id, s.seat",
-            (match_id, match_id),
-        ),
-        tx.send(f"SELECT config FROM ladders WHERE ladder_id = {of_ladder}", (match_id,)),
-    )
+SET_COLUMNS = "match_id, status, ladder_id, kind, seats, result_status, claimed_by, set_id"
+"""A set row as ``ResultBatch`` reads it: ``SET_ROWS_SQL``'s columns and the set's id."""
+RATED_IN = f"({', '.join(str(int(s)) for s in RATED_STATUSES)})"
+
+
+@dataclass
+class ResultBatch:
+    """What a batch of finished matches reads before writing, read once for the batch under
+    its locks, and kept up to date as each match of the batch is applied in turn: a second
+    rotation of a set sees the first one finished and its ratings, as it would in a
+    transaction of its own after the first one's.
+
+    ``sets``: each set's rows (``SET_COLUMNS`` less the set id), by set id; ``entries``: μ, σ
+    and when rated, by (ladder, bot); ``seats``: each rated match's (bot, rank, score) in seat
+    order; ``configs``: each ladder's config."""
+
+    sets: dict[str, list[tuple[Any, ...]]]
+    set_of: dict[str, str]
+    entries: dict[tuple[str, str], tuple[float, float, int | None]]
+    seats: dict[str, list[tuple[str, int, float]]]
+    configs: dict[str, bytes]
+
+    @classmethod
+    def read(cls, tx: Tx, match_ids: Sequence[str]) -> ResultBatch:
+        """Read (and on PostgreSQL lock) what ``match_ids`` need: every row of their sets, in
+        (set, match) order, then their bots' entries in (ladder, bot) order, one global order
+        whatever the batch, so batches and single results never deadlock. On PostgreSQL the
+        four reads are sent together: one round trip whatever the batch's size."""
+        ids = sorted(set(match_ids))
+        marks = ", ".join("?" for _ in ids)
+        sets = f"SELECT set_id FROM matches WHERE match_id IN ({marks})"
+        if tx.dialect == "postgres":
+            set_rows = tx.send(
+                f"SELECT {SET_COLUMNS} FROM matches WHERE set_id = ANY (ARRAY({sets})) "
+                "ORDER BY set_id, match_id FOR UPDATE",
+                ids,
+            )
+            entries = tx.send(  # by key: IN (SELECT …) let the planner scan the ladder
+                "SELECT ladder_id, bot_id, mu, sigma, rated_us FROM entries WHERE ladder_id = "
+                f"ANY (ARRAY(SELECT ladder_id FROM matches WHERE match_id IN ({marks}))) "
+                "AND bot_id = ANY (ARRAY(SELECT unnest(string_to_array(seats, ',')) FROM "
+                f"matches WHERE set_id = ANY (ARRAY({sets})))) "
+                "ORDER BY ladder_id, bot_id FOR UPDATE",
+                [*ids, *ids],
+            )
+            rated = tx.send(
+                "SELECT match_id, bot_id, rank, score FROM match_seats WHERE match_id = ANY "
+                f"(ARRAY(SELECT match_id FROM matches WHERE set_id = ANY (ARRAY({sets})) "
+                f"AND result_status IN {RATED_IN})) ORDER BY match_id, seat",
+                ids,
+            )
+            configs = tx.send(
+                "SELECT ladder_id, config FROM ladders WHERE ladder_id IN "
+                f"(SELECT ladder_id FROM matches WHERE match_id IN ({marks}))",
+                ids,
+            )
+            return cls.of(set_rows.rows(), entries.rows(), rated.rows(), configs.rows())
+        rows = tx.all(
+            f"SELECT {SET_COLUMNS} FROM matches WHERE set_id IN ({sets}) ORDER BY set_id, match_id",
+            ids,
+        )
+        ladders = sorted({row[2] for row in rows if row[2] is not None})
+        bots = sorted({bot for row in rows for bot in row[4].split(",")})
+        rated_ids = [row[0] for row in rows if row[5] in RATED_STATUSES]
+        in_ladders, in_bots = ", ".join("?" for _ in ladders), ", ".join("?" for _ in bots)
+        in_rated = ", ".join("?" for _ in rated_ids)
+        return cls.of(
+            rows,
+            tx.all(
+                "SELECT ladder_id, bot_id, mu, sigma, rated_us FROM entries WHERE ladder_id IN "
+                f"({in_ladders}) AND bot_id IN ({in_bots})",
+                [*ladders, *bots],
+            )
+            if ladders
+            else [],
+            tx.all(
+                "SELECT match_id, bot_id, rank, score FROM match_seats WHERE match_id IN "
+                f"({in_rated}) ORDER BY match_id, seat",
+                rated_ids,
+            )
+            if rated_ids
+            else [],
+            tx.all(
+                f"SELECT ladder_id, config FROM ladders WHERE ladder_id IN ({in_ladders})",
+                ladders,
+            )
+            if ladders
+            else [],
+        )
+
+    @classmethod
+    def of(
+        cls,
+        set_rows: Sequence[Any],
+        entries: Sequence[Any],
+        rated_seats: Sequence[Any],
+        configs: Sequence[Any],
+    ) -> ResultBatch:
+        """A batch from the rows its reads returned."""
+        batch = cls({}, {}, {}, {}, {ladder: bytes(config) for ladder, config in configs})
+        for *row, set_id in set_rows:
+            batch.sets.setdefault(set_id, []).append(tuple(row))
+            batch.set_of[row[0]] = set_id
+        for ladder_id, bot_id, mu, sigma, rated_us in entries:
+            batch.entries[(ladder_id, bot_id)] = (mu, sigma, rated_us)
+        for match_id, bot_id, rank, score in rated_seats:
+            batch.seats.setdefault(match_id, []).append((bot_id, rank, float(score)))
+        return batch
+
+    def set_rows(self, match_id: str) -> list[tuple[Any, ...]]:
+        """The rows of ``match_id``'s set as they stand in the batch (none: no such match)."""
+        set_id = self.set_of.get(match_id)
+        return list(self.sets[set_id]) if set_id is not None else []
+
+    def reads_for(self, match_id: str) -> SetReads:
+        """``match_id``'s reads, as ``_finish`` takes them (after the batch's earlier
+        matches)."""
+        rows = self.set_rows(match_id)
+        ladder_id = next(row[2] for row in rows if row[0] == match_id)
+        bots = sorted({bot for row in rows for bot in row[4].split(",")})
+        entries = [
+            (bot, *self.entries[(ladder_id, bot)])
+            for bot in bots
+            if (ladder_id, bot) in self.entries
+        ]
+        rated = [
+            (row[0], bot, rank, score)
+            for row in rows
+            if row[0] != match_id and row[5] in RATED_STATUSES
+            for bot, rank, score in self.seats.get(row[0], [])
+        ]
+        config = self.configs.get(ladder_id) if ladder_id is not None else None
+        return SetReads(
+            Pending(lambda: list(rows)),
+            Pending(lambda: entries),
+            Pending(lambda: rated),
+            Pending(lambda: [(config,)] if config is not None else []),
+        )
+
+    def finished(
+        self,
+        match_id: str,
+        result_status: int,
+        seated: Sequence[tuple[str, int, float]],
+        ratings: dict[str, tuple[float, float]],
+        rated_us: int,
+    ) -> None:
+        """Apply a match just written: finished with ``result_status``, its seats' (bot,
+        rank, score) if it is rated, and the new (μ, σ) it set, for the batch's later matches
+        to read."""
+        set_id = self.set_of[match_id]
+        self.sets[set_id] = [
+            (row[0], "finished", *row[2:5], result_status, row[6]) if row[0] == match_id else row
+            for row in self.sets[set_id]
+        ]
+        if result_status in RATED_STATUSES:
+            self.seats[match_id] = list(seated)
+        ladder_id = next(row[2] for row in self.sets[set_id] if row[0] == match_id)
+        for bot, (mu, sigma) in ratings.items():
+            self.entries[(ladder_id, bot)] = (mu, sigma, rated_us)
 
 
 FINISH_CALL = "SELECT arena_finish(?, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb)"
