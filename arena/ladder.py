@@ -195,6 +195,18 @@ class LadderPool:
     states_since_us: int
 
 
+def with_waiting(first: T, channel: trio.MemoryReceiveChannel[T], limit: int) -> list[T]:
+    """``first`` and whatever else already waits in ``channel``, at most ``limit`` in all,
+    without waiting for more: a batch as large as the load makes it."""
+    batch = [first]
+    while len(batch) < limit:
+        try:
+            batch.append(channel.receive_nowait())
+        except trio.WouldBlock:
+            break
+    return batch
+
+
 @dataclass
 class PendingResult:
     """A finished match's record handed to the result writer, and what recording it came to
@@ -562,12 +574,7 @@ class Arena:
         (a batch's matches end at once), so they claim together: one round trip for them."""
         async with to_claim:
             async for first in to_claim:
-                batch = [first]
-                while len(batch) < self.config.result_batch_max:
-                    try:
-                        batch.append(to_claim.receive_nowait())
-                    except trio.WouldBlock:
-                        break
+                batch = with_waiting(first, to_claim, self.config.result_batch_max)
                 try:
                     claims = await self.db(
                         self.store.claim_many,
@@ -702,12 +709,7 @@ class Arena:
         under a new id)."""
         async with to_record:
             async for first in to_record:
-                batch = [first]
-                while len(batch) < self.config.result_batch_max:
-                    try:
-                        batch.append(to_record.receive_nowait())
-                    except trio.WouldBlock:
-                        break
+                batch = with_waiting(first, to_record, self.config.result_batch_max)
                 self.metrics.result_batch_matches.observe(len(batch))
                 try:
                     outcomes = await self.db(
