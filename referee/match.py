@@ -91,6 +91,14 @@ class FaultPolicy:
     void_if_unreachable_at_start: bool = True
 
 
+MAX_MOVES = 20_000
+"""The most moves a match may make before the referee voids it. The rules let some matches
+run forever (two-seat Mau-Mau with its stock and pile spent: draws lapse, and both hands can
+grow past all play), which would hold a ladder's slot and its bots' for good. The longest of
+150 random-play matches per game and seat count is under 900 moves (Mau-Mau 6 seats, 867);
+the limit is more than 20 times that, and under the 100,000 moves the replay viewer takes."""
+
+
 class MoveLog(NamedTuple):
     """One decision as it happened (a named tuple: one is made per decision, at half the cost
     of a frozen dataclass)."""
@@ -170,8 +178,12 @@ class Match:
     seed: int
     time_control: TimeControl = field(default_factory=TimeControl)
     policy: FaultPolicy = field(default_factory=FaultPolicy)
+    max_moves: int = MAX_MOVES
+    """Moves after which a match not over is voided (``MAX_MOVES``)."""
 
     def __post_init__(self) -> None:
+        if self.max_moves <= 0:
+            raise ValueError("a match must be allowed at least one move")
         self.state: State = self.game.new_state(self.seed)
         self.moves = MoveBook()
         self.status = MatchStatus.IN_PROGRESS
@@ -320,6 +332,8 @@ class Match:
         if self.state.is_terminal():
             self._outcome = self.state.outcome()
             self._end(MatchStatus.COMPLETED, "played to the end")
+        elif log.index >= self.max_moves - 1:  # the index, not len(): no call a move
+            self.void(f"no end after {self.max_moves} moves, the referee's limit: not rated")
         return log
 
     def _end(self, status: MatchStatus, detail: str) -> None:

@@ -231,6 +231,38 @@ def test_a_voided_or_aborted_match_has_no_outcome_and_ends_once(end: str) -> Non
         match.void("again")
 
 
+def test_a_match_that_reaches_the_move_limit_is_voided_not_rated() -> None:
+    full = new_match()
+    play_to_the_end(full)
+    length = len(full.moves)
+    capped = Match(oh_hell(), 7, max_moves=length - 1)
+    play_to_the_end(capped)
+    assert capped.status is MatchStatus.VOIDED
+    assert len(capped.moves) == length - 1, "voided at the limit, not a move later"
+    assert capped.outcome() is None
+    assert f"no end after {length - 1} moves" in capped.status_detail
+
+
+def test_a_match_that_ends_on_its_last_allowed_move_completes() -> None:
+    full = new_match()
+    play_to_the_end(full)
+    exact = Match(oh_hell(), 7, max_moves=len(full.moves))
+    play_to_the_end(exact)
+    assert exact.status is MatchStatus.COMPLETED
+    assert exact.outcome() == full.outcome()
+
+
+def test_a_fault_on_the_last_allowed_move_voids_rather_than_forfeits() -> None:
+    match = Match(oh_hell(), 7, policy=FaultPolicy(max_faults=1), max_moves=1)
+    match.fault(Fault(FaultKind.ILLEGAL_ACTION, "nonsense"), 0)
+    assert match.status is MatchStatus.VOIDED, "ended once, by the limit"
+
+
+def test_a_move_limit_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least one move"):
+        Match(oh_hell(), 7, max_moves=0)
+
+
 def test_seat_moves_count_each_seats_own_decisions() -> None:
     match = new_match()
     seen = [0] * match.game.num_seats
