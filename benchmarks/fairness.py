@@ -216,7 +216,8 @@ def _play(
         except MalformedActionError as error:
             match.fault(Fault(FaultKind.MALFORMED_RESPONSE, str(error)), 0)
     outcome = match.outcome()
-    assert outcome is not None
+    if outcome is None:  # voided at the referee's move limit: the field can loop forever
+        raise RuntimeError(f"{game.type.name} deal {seed}, seats {seats}: {match.status_detail}")
     actions = [move.action for move in match.moves]
     return list(outcome.ranks), [float(s) for s in outcome.scores], actions
 
