@@ -184,7 +184,8 @@ CACHE: dict[str, tuple[list[int], list[float], list[int]]] = {}
 """Matches already played, by deal, seats and bot seed (``--cache``): every mode and a later
 run reuse them, so the modes differ only in scoring."""
 CACHE_TAG = ["restyled"]
-"""Part of every cache key: the ``--weak`` kind (its bots have the same names)."""
+"""Part of every cache key: the ``--weak`` kind and ``--mau-mau-weights`` (its bots have the
+same names), or ``vs-random``."""
 
 
 def play(game: Game, seed: int, seats: Sequence[str], field: Field, bot_seed: int) -> Played:
@@ -381,6 +382,12 @@ def measure_head_to_head(
     return total / matches
 
 
+def mau_mau_weights(spec: str) -> MauMauWeights:
+    """``Weights`` from ``"jack_keep=0,cover=-100"`` (``--mau-mau-weights``)."""
+    fields = dict(item.split("=", 1) for item in spec.split(",") if item)
+    return replace(MauMauWeights(), **{name: float(value) for name, value in fields.items()})
+
+
 def shown(row: dict[str, Any], mode: str, runs: int) -> str:
     """A mode's median, marked ``>`` when most runs never settled."""
     mark = ">" if row[f"{mode}_unsettled"] * 2 > runs else ""
@@ -405,6 +412,14 @@ def main() -> None:
         help="the close weak bot: restyled (a worse deterministic choice, where the game has "
         "one; else noisy) or noisy (the heuristic playing a random action with probability ε)",
     )
+    parser.add_argument(
+        "--seats", type=int, help="play every game at this many seats (default: its demo seats)"
+    )
+    parser.add_argument(
+        "--mau-mau-weights",
+        metavar="FIELD=VALUE,...",
+        help="the restyled Mau-Mau weak bot: the heuristic with these Weights fields instead",
+    )
     parser.add_argument("--no-random", action="store_true", help="skip the vs-random rows")
     parser.add_argument("--no-close", action="store_true", help="skip the close-bot rows")
     parser.add_argument(
@@ -417,6 +432,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     CACHE_TAG[0] = args.weak
+    if args.mau_mau_weights:
+        weights = mau_mau_weights(args.mau_mau_weights)
+        RESTYLED["mau-mau"] = partial(make_mau_mau_heuristic_bot, weights=weights)
+        CACHE_TAG[0] += f"/{args.mau_mau_weights}"
     if args.cache and args.cache.exists():
         CACHE.update(json.loads(args.cache.read_text()))
     modes = [mode for mode in args.modes.split(",") if mode]
@@ -425,7 +444,7 @@ def main() -> None:
     if args.quick:
         args.runs, args.max_matches, args.hold = 1, 8, 2
         args.game = args.game or ["king", "klaberjass"]
-    games = {g: n for g, n in GAMES.items() if not args.game or g in args.game}
+    games = {g: args.seats or n for g, n in GAMES.items() if not args.game or g in args.game}
     if args.calibrate:
         for game_name, seats in games.items():
             rate_ = measure_head_to_head(game_name, seats, args.calibrate, args.seed, args.weak)
@@ -444,7 +463,10 @@ def main() -> None:
         sections.append(("games", partial(close_field, kind=args.weak), "close"))
     if not args.no_random:
         sections.append(("vs_random", random_field, "vs random"))
+    close_tag = CACHE_TAG[0]
     for key, make_field, label in sections:
+        # A 2-seat random field has the close field's bot names: its matches are cached apart.
+        CACHE_TAG[0] = close_tag if key == "games" else "vs-random"
         for game_name, seats in games.items():
             field = make_field(game_name, seats)
             against = [WEAK] if key == "games" else [b for b in field if b != STRONG]
