@@ -34,6 +34,8 @@ other seat (confidence: the weakest of its pairwise figures).
     python benchmarks/fairness.py --json fairness.json   # every game, close bots and vs random
     python benchmarks/fairness.py --game king --runs 21
     python benchmarks/fairness.py --quick             # a smoke run for CI
+    python benchmarks/fairness.py --game mau-mau --seats 2 --mau-mau-weights jack_keep=0
+                                  # another weak Mau-Mau bot, two seats
 """
 
 from __future__ import annotations
@@ -94,12 +96,20 @@ RESTYLED: dict[str, Maker] = {
     "pinochle": lambda seed: make_pinochle_heuristic_bot(
         seed, PinochleStyle(best_meld=False, exchange_dix=False)
     ),
-    "mau-mau": lambda seed: make_mau_mau_heuristic_bot(seed, MauMauWeights(jack_keep=0)),
+    "mau-mau": lambda seed: make_mau_mau_heuristic_bot(seed, MauMauWeights(jack_keep=-200)),
 }
 """The strategic weak bot per game: the heuristic with one deterministic choice made worse
-(Pinochle: declares its least valuable meld and never takes the dix exchange; Mau-Mau: spends
-its Jacks as freely as any card). Its mistakes fall on the same cards in every rotation of a
-duplicate deal, where a random move falls anywhere; games not listed use the noisy bot."""
+(Pinochle: declares its least valuable meld and never takes the dix exchange; Mau-Mau: plays a
+Jack at the first turn it may, where the tuned bot keeps it for a turn with nothing else to
+play). Its mistakes fall on the same cards in every rotation of a duplicate deal, where a
+random move falls anywhere; games not listed use the noisy bot.
+
+Mau-Mau's was ``jack_keep=0`` (Jacks spent as freely as any card) until 2026-12-03. Of the
+one-field variants in the 55-70 % band (benchmarks/RESULTS.md, "other Mau-Mau weak bots"),
+``jack_keep=-200`` keeps the benchmark's weakness (the wild card) in its most natural form, a
+beginner's: it differs from the tuned bot in few choices (about 4 a match), so that the
+rotations of a set stay alike and the choices' cost shows; the variants that differ on many
+small choices (which card to shed, 11-20 a match) send every rotation's draws apart."""
 
 WEAK_KINDS = ("restyled", "noisy")
 """``--weak``: the restyled bot where a game has one (else the noisy one), or the noisy one."""
