@@ -34,6 +34,8 @@ other seat (confidence: the weakest of its pairwise figures).
     python benchmarks/fairness.py --json fairness.json   # every game, close bots and vs random
     python benchmarks/fairness.py --game king --runs 21
     python benchmarks/fairness.py --quick             # a smoke run for CI
+    python benchmarks/fairness.py --game mau-mau --seats 2 --mau-mau-weights jack_keep=0
+                                  # another weak Mau-Mau bot, two seats
 """
 
 from __future__ import annotations
@@ -94,12 +96,20 @@ RESTYLED: dict[str, Maker] = {
     "pinochle": lambda seed: make_pinochle_heuristic_bot(
         seed, PinochleStyle(best_meld=False, exchange_dix=False)
     ),
-    "mau-mau": lambda seed: make_mau_mau_heuristic_bot(seed, MauMauWeights(jack_keep=0)),
+    "mau-mau": lambda seed: make_mau_mau_heuristic_bot(seed, MauMauWeights(jack_keep=-200)),
 }
 """The strategic weak bot per game: the heuristic with one deterministic choice made worse
-(Pinochle: declares its least valuable meld and never takes the dix exchange; Mau-Mau: spends
-its Jacks as freely as any card). Its mistakes fall on the same cards in every rotation of a
-duplicate deal, where a random move falls anywhere; games not listed use the noisy bot."""
+(Pinochle: declares its least valuable meld and never takes the dix exchange; Mau-Mau: plays a
+Jack at the first turn it may, where the tuned bot keeps it for a turn with nothing else to
+play). Its mistakes fall on the same cards in every rotation of a duplicate deal, where a
+random move falls anywhere; games not listed use the noisy bot.
+
+Mau-Mau's was ``jack_keep=0`` (Jacks spent as freely as any card) until 2026-12-03. Of the
+one-field variants in the 55-70 % band (benchmarks/RESULTS.md, "other Mau-Mau weak bots"),
+``jack_keep=-200`` keeps the benchmark's weakness (the wild card) in its most natural form, a
+beginner's: it differs from the tuned bot in few choices (about 4 a match), so that the
+rotations of a set stay alike and the choices' cost shows; the variants that differ on many
+small choices (which card to shed, 11-20 a match) send every rotation's draws apart."""
 
 WEAK_KINDS = ("restyled", "noisy")
 """``--weak``: the restyled bot where a game has one (else the noisy one), or the noisy one."""
@@ -184,7 +194,8 @@ CACHE: dict[str, tuple[list[int], list[float], list[int]]] = {}
 """Matches already played, by deal, seats and bot seed (``--cache``): every mode and a later
 run reuse them, so the modes differ only in scoring."""
 CACHE_TAG = ["restyled"]
-"""Part of every cache key: the ``--weak`` kind (its bots have the same names)."""
+"""Part of every cache key: the ``--weak`` kind and ``--mau-mau-weights`` (its bots have the
+same names), or ``vs-random``."""
 
 
 def play(game: Game, seed: int, seats: Sequence[str], field: Field, bot_seed: int) -> Played:
@@ -382,6 +393,12 @@ def measure_head_to_head(
     return total / matches
 
 
+def mau_mau_weights(spec: str) -> MauMauWeights:
+    """``Weights`` from ``"jack_keep=0,cover=-100"`` (``--mau-mau-weights``)."""
+    fields = dict(item.split("=", 1) for item in spec.split(",") if item)
+    return replace(MauMauWeights(), **{name: float(value) for name, value in fields.items()})
+
+
 def shown(row: dict[str, Any], mode: str, runs: int) -> str:
     """A mode's median, marked ``>`` when most runs never settled."""
     mark = ">" if row[f"{mode}_unsettled"] * 2 > runs else ""
@@ -406,6 +423,14 @@ def main() -> None:
         help="the close weak bot: restyled (a worse deterministic choice, where the game has "
         "one; else noisy) or noisy (the heuristic playing a random action with probability ε)",
     )
+    parser.add_argument(
+        "--seats", type=int, help="play every game at this many seats (default: its demo seats)"
+    )
+    parser.add_argument(
+        "--mau-mau-weights",
+        metavar="FIELD=VALUE,...",
+        help="the restyled Mau-Mau weak bot: the heuristic with these Weights fields instead",
+    )
     parser.add_argument("--no-random", action="store_true", help="skip the vs-random rows")
     parser.add_argument("--no-close", action="store_true", help="skip the close-bot rows")
     parser.add_argument(
@@ -418,6 +443,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     CACHE_TAG[0] = args.weak
+    if args.mau_mau_weights:
+        weights = mau_mau_weights(args.mau_mau_weights)
+        RESTYLED["mau-mau"] = partial(make_mau_mau_heuristic_bot, weights=weights)
+        CACHE_TAG[0] += f"/{args.mau_mau_weights}"
     if args.cache and args.cache.exists():
         CACHE.update(json.loads(args.cache.read_text()))
     modes = [mode for mode in args.modes.split(",") if mode]
@@ -426,7 +455,7 @@ def main() -> None:
     if args.quick:
         args.runs, args.max_matches, args.hold = 1, 8, 2
         args.game = args.game or ["king", "klaberjass"]
-    games = {g: n for g, n in GAMES.items() if not args.game or g in args.game}
+    games = {g: args.seats or n for g, n in GAMES.items() if not args.game or g in args.game}
     if args.calibrate:
         for game_name, seats in games.items():
             rate_ = measure_head_to_head(game_name, seats, args.calibrate, args.seed, args.weak)
@@ -445,7 +474,10 @@ def main() -> None:
         sections.append(("games", partial(close_field, kind=args.weak), "close"))
     if not args.no_random:
         sections.append(("vs_random", random_field, "vs random"))
+    close_tag = CACHE_TAG[0]
     for key, make_field, label in sections:
+        # A 2-seat random field has the close field's bot names: its matches are cached apart.
+        CACHE_TAG[0] = close_tag if key == "games" else "vs-random"
         for game_name, seats in games.items():
             field = make_field(game_name, seats)
             against = [WEAK] if key == "games" else [b for b in field if b != STRONG]

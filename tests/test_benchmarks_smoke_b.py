@@ -55,6 +55,20 @@ def test_fairness_quick_with_either_weak_bot(tmp_path: Path, weak: str) -> None:
     assert all(row["duplicate"] > 0 for row in result["games"].values())
 
 
+def test_fairness_quick_at_two_seats_with_chosen_weights(tmp_path: Path) -> None:
+    """``--seats 2 --mau-mau-weights``: the chosen weak bot plays the close row, and the
+    vs-random row (whose bots have the close row's names at 2 seats) plays its own matches
+    rather than the close row's from the cache."""
+    cache = tmp_path / "cache.json"
+    weights = "jack_keep=0,cover=-100"
+    extra = ["--game", "mau-mau", "--seats", "2", "--mau-mau-weights", weights]
+    _, result = run_quick("fairness.py", tmp_path, *extra, "--cache", str(cache))
+    assert isinstance(result, dict)
+    assert result["games"]["mau-mau"]["detail"]["game"] == "mau-mau 2p"
+    tags = {key.split(":")[1] for key in json.loads(cache.read_text())}
+    assert tags == {f"restyled/{weights}", "vs-random"}
+
+
 def test_ladder_quick_on_sqlite(tmp_path: Path) -> None:
     stdout, result = run_quick("ladder.py", tmp_path)
     assert "total per finished match" in stdout and "baseline" in stdout

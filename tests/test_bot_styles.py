@@ -57,3 +57,27 @@ def test_reweighted_mau_mau_bot_spends_jacks_the_tuned_one_keeps() -> None:
                 assert any(card.rank == 11 for card in mine.mau_mau.discard.cards)
                 jacks_spent += 1
     assert jacks_spent >= 3
+
+
+def test_jack_eager_mau_mau_bot_plays_a_jack_whenever_it_can() -> None:
+    """``jack_keep`` −200 (benchmarks/fairness.py's weak Mau-Mau bot): a Jack goes on the
+    pile at the first turn one may, unless another discard takes the hand out; every other
+    choice is the tuned bot's."""
+    tuned = make_mau_mau_heuristic_bot()
+    eager = make_mau_mau_heuristic_bot(None, Weights(jack_keep=-200))
+    jacks_spent = 0
+    for seed in range(3):
+        for request in requests_of("mau-mau", 4, seed):
+            mine, theirs = eager.choose(request), tuned.choose(request)
+            assert mine in request.legal_actions and mine == eager.choose(request)
+            played = mine.mau_mau.discard.cards
+            jack_played = any(card.rank == 11 for card in played)
+            going_out = len(played) == len(request.observation.mau_mau.hand)
+            jack_offered = any(
+                card.rank == 11 for a in request.legal_actions for card in a.mau_mau.discard.cards
+            )
+            assert jack_played or going_out or not jack_offered
+            if mine != theirs:
+                assert jack_played
+                jacks_spent += 1
+    assert jacks_spent >= 3
