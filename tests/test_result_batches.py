@@ -33,6 +33,19 @@ def claimed_duplicate_set(store: Store, bots: list[str], seed: int) -> tuple[str
     return first.match_id, second.match_id
 
 
+def queued_three_seat_matches(store: Store, matches: int) -> tuple[list[str], str]:
+    """``3 * matches`` active bots in an Oh Hell ladder, each three of them (in order) seated in
+    one match queued alone: the bots and the ladder."""
+    ids, _ = active_bots(store, 3 * matches)
+    ladder_id = store.create_ladder(ladder_config())
+    store.enter_active_bots(ladder_id, "oh-hell")
+    for index in range(matches):
+        store.enqueue(
+            ladder_id, "ladder", [PlannedMatch(index, tuple(ids[3 * index : 3 * index + 3]))]
+        )
+    return ids, ladder_id
+
+
 def test_one_batch_gives_each_match_its_own_outcome_and_rates_a_set_once(
     store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -102,13 +115,7 @@ def test_one_batch_gives_each_match_its_own_outcome_and_rates_a_set_once(
 def test_a_batch_that_fails_records_each_match_alone(
     store: Store, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    ids, _ = active_bots(store, 6)
-    ladder_id = store.create_ladder(ladder_config())
-    store.enter_active_bots(ladder_id, "oh-hell")
-    for index in range(2):
-        store.enqueue(
-            ladder_id, "ladder", [PlannedMatch(index, tuple(ids[3 * index : 3 * index + 3]))]
-        )
+    ids, ladder_id = queued_three_seat_matches(store, 2)
     bad, good = store.claim("w", 60), store.claim("w", 60)
     assert bad and good
     finish = store._finish
@@ -165,13 +172,7 @@ def test_matches_sharing_bots_in_one_batch_rate_one_after_the_other(
 def test_the_result_writer_records_what_is_waiting_together_and_answers_each(
     store: Store,
 ) -> None:
-    ids, _ = active_bots(store, 15)
-    ladder_id = store.create_ladder(ladder_config())
-    store.enter_active_bots(ladder_id, "oh-hell")
-    for index in range(5):
-        store.enqueue(
-            ladder_id, "ladder", [PlannedMatch(index, tuple(ids[3 * index : 3 * index + 3]))]
-        )
+    queued_three_seat_matches(store, 5)
     claims = [store.claim("w", 60) for _ in range(5)]
     assert all(claims)
     registry = CollectorRegistry()
