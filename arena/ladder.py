@@ -27,15 +27,14 @@ from arena.leadership import Leadership
 from arena.matchmaking import MatchmakingPool, PlannedMatch, plan_set
 from arena.metrics import LEASE_KINDS, Metrics
 from arena.store.calls import call_store
+from arena.store.claims import HOUSE_RANDOM, Claim
 from arena.store.coordination import Coordination, WorkerIdInUse, default_worker_id
 from arena.store.repository import (
     CHANGE_GRACE_US,
     FAILURE_KINDS,
-    HOUSE_RANDOM,
     MAX_FAILURES,
     BotRow,
     BotState,
-    Claim,
     ClaimLost,
     RecordOutcome,
     Store,

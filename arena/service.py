@@ -46,10 +46,10 @@ from arena.public import (
 )
 from arena.ratings import INITIAL_SIGMA
 from arena.store.calls import call_store
+from arena.store.claims import MAX_MATCHES_PER_BOT_LIMIT
 from arena.store.listings import MAX_PAGE, TOKEN_CHARS, Listings, MatchQuery
 from arena.store.repository import (
     DETAIL_LIMIT,
-    MAX_MATCHES_PER_BOT_LIMIT,
     SEARCH_CHARS,
     BotRow,
     BotState,

@@ -21,14 +21,14 @@ from arena.ladder import Arena, ArenaConfig
 from arena.local_bots import bot_command, free_port, start_server, stop_bot
 from arena.matchmaking import PlannedMatch
 from arena.metrics import Metrics
-from arena.store.db import open_database
-from arena.store.repository import (
+from arena.store.claims import (
     DEFAULT_MAX_MATCHES_PER_BOT,
     HOUSE_RANDOM,
     MAX_MATCHES_PER_BOT_LIMIT,
-    Store,
     match_limit,
 )
+from arena.store.db import open_database
+from arena.store.repository import Store
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import record_pb2
 from referee.bot_client import BotPool

@@ -33,8 +33,9 @@ from arena.client import ArenaClient
 from arena.local_bots import BotProcess, arena_serve_command, start_server, stop_bot
 from arena.matchmaking import PlannedMatch
 from arena.ratings import Rating, rate, set_ranks
+from arena.store.claims import HOUSE_RANDOM, match_limit
 from arena.store.db import CLOCK_US, open_database
-from arena.store.repository import HOUSE_RANDOM, Store, match_limit
+from arena.store.repository import Store
 from arena.store.results import RATED_STATUSES
 from benchmarks.scale_out import drain, register, short_klaberjass_ladder
 from benchmarks.servers.sleepy import read_end_log, sleepy_command, start_sleepy_bots

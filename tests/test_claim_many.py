@@ -12,7 +12,8 @@ from prometheus_client import CollectorRegistry
 from arena.ladder import Arena, ArenaConfig, PendingClaim
 from arena.matchmaking import PlannedMatch
 from arena.metrics import Metrics
-from arena.store.repository import HOUSE_RANDOM, Store
+from arena.store.claims import HOUSE_RANDOM
+from arena.store.repository import Store
 from referee.bot_client import BotPool
 from tests.test_store import active_bots, ladder_config
 

@@ -12,8 +12,9 @@ import time
 import pytest
 
 from arena.matchmaking import PlannedMatch
+from arena.store.claims import HOUSE_RANDOM
 from arena.store.coordination import Coordination, WorkerIdInUse, default_worker_id
-from arena.store.repository import HOUSE_RANDOM, Store
+from arena.store.repository import Store
 from tests.test_store import active_bots, ladder_config
 
 

@@ -27,7 +27,7 @@ from arena.endpoint_guard import (
 from arena.endpoint_resolver import EndpointGuard
 from arena.house_bot import start_house_bot
 from arena.ladder import REFUSED_DETAIL, Arena
-from arena.store.repository import HOUSE_RANDOM, Claim
+from arena.store.claims import HOUSE_RANDOM, Claim
 from cardarena.game.v1 import record_pb2
 from referee import aio_bridge
 from referee.aio_bridge import await_aio

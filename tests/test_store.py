@@ -16,17 +16,10 @@ from openskill.models import PlackettLuce
 from arena.duplicate_scoring import Rotation
 from arena.matchmaking import PlannedMatch, owed
 from arena.ratings import DAY_US, INITIAL_MU, INITIAL_SIGMA, Rating, after_idle, rate_duplicate
+from arena.store.claims import HOUSE_RANDOM, Claim
 from arena.store.coordination import Coordination
 from arena.store.db import Tx, open_database
-from arena.store.repository import (
-    CHANGE_GRACE_US,
-    HOUSE_RANDOM,
-    OWNER_TOKEN_PREFIX,
-    Claim,
-    Store,
-    StoreError,
-    now_us,
-)
+from arena.store.repository import CHANGE_GRACE_US, OWNER_TOKEN_PREFIX, Store, StoreError, now_us
 from arena.store.schema import MIGRATIONS
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2, record_pb2
@@ -680,14 +673,15 @@ def round_trips(trace: str) -> int:
     return waits
 
 
-def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Path) -> None:
+def test_a_result_costs_two_round_trips_and_claims_three_on_postgres(tmp_path: Path) -> None:
     """Pinned so that a regression shows (the figures are the protocol's, not timings): a
     result reads the set's rows, its bots' entries, the other rotations' ranks and the
     ladder's config together, then sends its writes (one ``arena_finish``) with the commit (8
     round trips before pipelining, 3 before schema 17), and a batch of results does the same
-    for all of them at once; a claim is one ``arena_claim``; a scheduler's tick of sets is
-    its checks (lease, target, bots) in one and its inserts with the commit, and several
-    claims together are their ``arena_claim`` calls in one and the commit."""
+    for all of them at once; a scheduler's tick of sets is its checks (lease, target, bots)
+    in one and its inserts with the commit; claims, one or several together, read the matches
+    being played with the first page of waiting ones and their bots' limits, then lock and
+    count again, then send the update with the commit (``arena.store.claims``)."""
     if not postgres_available():
         pytest.skip("no PostgreSQL server reachable")
     from psycopg import pq
@@ -726,7 +720,7 @@ def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Pa
         store.enter_active_bots(ladder_id, "oh-hell")
         store.enqueue(ladder_id, "ladder", [PlannedMatch(1, tuple(ids))])
         claims: list[Claim | None] = []
-        assert traced(lambda: claims.append(store.claim("w", 60))) == 1, "a claim"
+        assert traced(lambda: claims.append(store.claim("w", 60))) == 3, "a claim"
         (claim,) = claims
         assert claim is not None
         record = finished_record(claim.match_id, [1, 2, 3], [3, 2, 1])
@@ -751,7 +745,7 @@ def test_a_result_costs_two_round_trips_and_a_claim_one_on_postgres(tmp_path: Pa
         sets = [[PlannedMatch(seed, tuple(ids))] for seed in (5, 6, 7)]
         assert traced(lambda: store.enqueue_sets(ladder_id, "ladder", sets, 8, authority)) == 2
         assert store.waiting(ladder_id) == 3, "a tick's sets: checks and inserts, two trips"
-        assert traced(lambda: store.claim_many("w", 60, [True] * 3)) == 2, "claims together"
+        assert traced(lambda: store.claim_many("w", 60, [True] * 3)) == 3, "claims together"
         assert store.waiting(ladder_id) == 3 and store.claim("w", 60) is None, "all three"
 
 
@@ -764,9 +758,10 @@ SCANNED = re.compile(
 
 def test_a_claim_and_a_result_read_only_their_bots_rows_on_postgres() -> None:
     """Pinned from the plans the server ran (``auto_explain``), not timings: a claim and a
-    result read the rows of the bots they seat, not every bot's or entry's (``arena_claim``
-    joined ``bots`` by hash and ``arena_finish`` its entries, over all 10,000 of them in the
-    ladder benchmark, until schema 20; the entries' read likewise without statistics)."""
+    result read the rows of the bots they seat, not every bot's or entry's (until schema 20
+    the claim's function of then, ``arena_claim``, joined ``bots`` by hash and
+    ``arena_finish`` its entries, over all 10,000 of them in the ladder benchmark; the
+    entries' read likewise without statistics)."""
     if not postgres_available():
         pytest.skip("no PostgreSQL server reachable")
     from arena.store.db import PostgresDatabase

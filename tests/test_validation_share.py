@@ -16,7 +16,8 @@ from prometheus_client import CollectorRegistry
 from arena.ladder import Arena, ArenaConfig, default_validation_workers
 from arena.matchmaking import PlannedMatch
 from arena.metrics import Metrics
-from arena.store.repository import HOUSE_RANDOM, Claim, Store
+from arena.store.claims import HOUSE_RANDOM, Claim
+from arena.store.repository import Store
 from referee.bot_client import BotPool
 from tests.stores import open_store
 from tests.test_match_lifecycle import ladder_config

@@ -22,8 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena.store.claims import HOUSE_RANDOM
 from arena.store.db import Database, Tx
-from arena.store.repository import HOUSE_RANDOM, StoreError, unfinished_rotations_sql
+from arena.store.repository import StoreError, unfinished_rotations_sql
 from cardarena.arena.v1 import arena_service_pb2 as pb
 
 DEFAULT_PAGE = 20

@@ -44,6 +44,12 @@ from arena.ratings import (
     rating_as_of,
 )
 from arena.store.bot_keys import new_bot_key, revoke_owner_keys, set_key_hash
+from arena.store.claims import (
+    HOUSE_RANDOM,
+    MAX_MATCHES_PER_BOT_LIMIT,
+    Claim,
+    claim_in,
+)
 from arena.store.coordination import holds_lease, send_lease_check
 from arena.store.db import Database, Pending, Tx
 from arena.store.results import (
@@ -62,9 +68,6 @@ from referee.codec.summaries import fault_name, summaries_of
 from referee.games.registry import lower_score_wins
 
 log = logging.getLogger(__name__)
-
-HOUSE_RANDOM = "house:random"
-"""Seat value for the arena's own random bot (validation matches)."""
 
 
 class BotState(enum.StrEnum):
@@ -234,18 +237,6 @@ class BotRow:
 
 
 @dataclass(frozen=True)
-class Claim:
-    """A match a worker has claimed: what to play and where the bots are."""
-
-    match_id: str
-    ladder_id: str | None
-    kind: str
-    seed: int
-    seats: tuple[str, ...]
-    endpoints: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Requeued:
     """Where a match given back to the queue went: its new id and status ('waiting', or
     'parked' after too many failures)."""
@@ -294,79 +285,6 @@ CHANGE_GRACE_US = 10_000_000
 """How far before its previous read a pool reads changes again (``entrant_changes``, and
 ``entrants`` with ``changed_since_us``): covers the time between a change's stamp and its
 commit, and clock skew between arena machines (10 s)."""
-
-DEFAULT_MAX_MATCHES_PER_BOT = 4
-"""Matches one bot plays at once when its ladder sets no cap (``max_matches_per_bot`` 0), and
-for validation matches: the number a ladder plays at once by default, so one bot can fill a
-default ladder but not a whole arena's workers."""
-
-MAX_MATCHES_PER_BOT_LIMIT = 1000
-"""The largest cap a ladder may set, and the largest announcement stored (a bot may announce
-any uint32)."""
-
-UNANNOUNCED_MAX_MATCHES = 1
-"""Matches at once for a bot the arena has not heard announce a limit yet (a new bot's first
-validation match, a bot stored before announcements existed): the one that asks it."""
-
-
-def match_limit(announced: int | None, ladder_cap: int) -> int:
-    """How many matches a bot may be playing at once for one more to start: what it announced
-    (None: not heard yet; 0: no preference) within the ladder's cap (0: the default)."""
-    cap = min(ladder_cap or DEFAULT_MAX_MATCHES_PER_BOT, MAX_MATCHES_PER_BOT_LIMIT)
-    if announced is None:
-        return min(cap, UNANNOUNCED_MAX_MATCHES)
-    return min(announced, cap) if announced > 0 else cap
-
-
-Reservation = tuple[int, str]
-"""A reserved tournament rotation's place in line (``reserved_at_us``, match id): older
-reservations come first, ties by match id, so any two are ordered the same way everywhere."""
-
-
-@dataclass(frozen=True)
-class Playing:
-    """The matches being played now: how many each bot is in (every ladder, validation and
-    tournament match, and the reserved tournament rotations counted), and how many each
-    ladder has."""
-
-    by_bot: Counter[str]
-    by_ladder: Counter[str]
-
-
-def _fits(
-    bots: Sequence[str],
-    cap: int,
-    ladder: tuple[str, int] | None,
-    playing: Playing,
-    announced: dict[str, int | None],
-) -> bool:
-    """Whether each of ``bots`` may start one more match of a ladder with cap ``cap``, and the
-    ladder (id, concurrency; 0: no limit) one more match."""
-    if ladder is not None and 0 < ladder[1] <= playing.by_ladder[ladder[0]]:
-        return False
-    return all(playing.by_bot[bot] < match_limit(announced.get(bot), cap) for bot in bots)
-
-
-def bots_may_start(
-    tx: Tx, bots: Sequence[str], ladder_cap: int, reservation: Reservation | None = None
-) -> bool:
-    """Whether each of ``bots`` may start one more match under ``ladder_cap`` (``match_limit``),
-    counted as a claim counts (every match being played: ladder, validation, tournament, and
-    the reserved tournament rotations), except that a rotation holding ``reservation`` counts
-    only the reservations ahead of its own (``Reservation``): never itself, never a younger
-    one, so reservations of the same bots cannot wait for each other in a circle. On
-    PostgreSQL the bots' rows are locked first, in bot order as ``arena_claim`` locks them, so
-    this check and a claim take turns; SQLite's write lock does that already."""
-    seated = sorted(set(bots) - {HOUSE_RANDOM})
-    if tx.dialect == "postgres" and seated:
-        marks = ", ".join("?" for _ in seated)
-        tx.all(f"SELECT 1 FROM bots WHERE bot_id IN ({marks}) ORDER BY bot_id FOR UPDATE", seated)
-    playing = Store._playing(tx, reservation)
-    return _fits(seated, ladder_cap, None, playing, Store._announced(tx, seated))
-
-
-CLAIM_PAGE = 64
-"""Waiting matches a claim reads at a time while looking for one whose bots are all free."""
 
 _BOT_COLUMNS = (
     "b.bot_id, o.name, b.name, b.game, b.endpoint, b.version, b.state, b.state_detail, "
@@ -449,21 +367,6 @@ class _RatingInputs:
     policy: RatingPolicy = field(default_factory=RatingPolicy)
     duplicate: bool = False
     lower_score_wins: bool = False
-
-
-CLAIM_CALL = (
-    "SELECT match_id, ladder_id, kind, seed, seats, endpoints "
-    "FROM arena_claim(?, ?, ?, ?, ?, ?, ?, ?)"
-)
-"""``claim`` on PostgreSQL (``Store._claim_params``)."""
-
-
-def _claim_of(rows: Sequence[Any]) -> Claim | None:
-    """The claim ``CLAIM_CALL`` returned, if any."""
-    if not rows:
-        return None
-    match_id, ladder_id, kind, seed, seats, endpoints = rows[0]
-    return Claim(match_id, ladder_id, kind, int(seed), tuple(seats.split(",")), tuple(endpoints))
 
 
 class Store:
@@ -1298,11 +1201,11 @@ class Store:
         )
         return row is not None
 
-    @retry_transient
     def claim(self, worker: str, lease_s: float, ladder_only: bool = False) -> Claim | None:
         """Take the oldest waiting match (``ladder_only``: the oldest ladder match, passing
         validation matches over) none of whose bots is at its limit of matches at once
-        (``match_limit``) for ``worker`` until the lease ends.
+        (``match_limit``) and whose ladder is below its concurrency, for ``worker`` until the
+        lease ends (``arena.store.claims``).
 
         Not waited onto disk (``durable=False``): a claim lost in a database crash only lets
         the match be played again, and its result still counts once (by match id). It cannot
@@ -1311,11 +1214,7 @@ class Store:
         worker whose claim was lost is refused its result (``ClaimLost``: the match is no
         longer ``playing`` for it), so no bot is told an outcome that the store has not.
         """
-        if self.db.dialect == "postgres":
-            rows = self.db.call(CLAIM_CALL, self._claim_params(worker, lease_s, ladder_only))
-            return _claim_of(rows)
-        with self.db.transaction(durable=False) as tx:
-            return self._claim_here(tx, worker, lease_s, ladder_only)
+        return self.claim_many(worker, lease_s, [ladder_only])[0]
 
     @retry_transient
     def claim_many(
@@ -1323,115 +1222,12 @@ class Store:
     ) -> list[Claim | None]:
         """``claim`` once per item of ``ladder_only``, in one transaction (not waited onto
         disk, as ``claim``): what each got, in order. For a process with several workers free
-        at once (the result writer frees them together). On PostgreSQL the ``arena_claim``
-        calls are sent together: two round trips for them all (one claim alone: ``claim``,
-        one). Each call sees the matches the ones before it claimed."""
-        if len(ladder_only) == 1:
-            return [self.claim(worker, lease_s, ladder_only[0])]
+        at once (the result writer frees them together): the matches being played are read
+        once for them all, and on PostgreSQL the statements go four round trips in all. Each
+        claim sees the matches the ones before it claimed."""
+        now = now_us()
         with self.db.transaction(durable=False, pipelined=True) as tx:
-            if tx.dialect == "postgres":
-                sent = [
-                    tx.send(CLAIM_CALL, self._claim_params(worker, lease_s, only))
-                    for only in ladder_only
-                ]
-                return [_claim_of(pending.rows()) for pending in sent]
-            return [self._claim_here(tx, worker, lease_s, only) for only in ladder_only]
-
-    def _claim_here(self, tx: Tx, worker: str, lease_s: float, ladder_only: bool) -> Claim | None:
-        """``claim`` on SQLite, in ``tx``."""
-        match_id = self._claimable(tx, ladder_only)
-        if match_id is None:
-            return None
-        now = now_us()
-        row = tx.one(
-            "UPDATE matches SET status = 'playing', claimed_by = ?, lease_until_us = ?, "
-            "started_at_us = ?, attempts = attempts + 1 WHERE match_id = ? "
-            "RETURNING match_id, ladder_id, kind, seed, seats",
-            (worker, now + int(lease_s * 1e6), now, match_id),
-        )
-        if row is None:
-            return None
-        seats = tuple(row[4].split(","))
-        bots = sorted(set(seats) - {HOUSE_RANDOM})
-        marks = ", ".join("?" for _ in bots)
-        sql = f"SELECT bot_id, endpoint FROM bots WHERE bot_id IN ({marks})"
-        found = dict(tx.all(sql, bots)) if bots else {}
-        endpoints = tuple(found.get(bot_id, "") for bot_id in seats)
-        return Claim(row[0], row[1], row[2], int(row[3]), seats, endpoints)
-
-    @staticmethod
-    def _claim_params(worker: str, lease_s: float, ladder_only: bool) -> tuple[Any, ...]:
-        """``CLAIM_CALL``'s parameters: the search, its locks, the recount and the update in
-        one statement (``arena_claim``, schema 17, the same rules as ``_claimable``)."""
-        now = now_us()
-        return (
-            worker,
-            now,
-            now + int(lease_s * 1e6),
-            ladder_only,
-            HOUSE_RANDOM,
-            DEFAULT_MAX_MATCHES_PER_BOT,
-            MAX_MATCHES_PER_BOT_LIMIT,
-            UNANNOUNCED_MAX_MATCHES,
-        )
-
-    def _claimable(self, tx: Tx, ladder_only: bool = False) -> str | None:
-        """The oldest waiting match (``ladder_only``: ladder match) whose bots may all start
-        one more (``match_limit``), on SQLite (PostgreSQL: ``arena_claim``, ``CLAIM_CALL``).
-
-        A bot's matches at once are counted from the queue (its matches being played, in any
-        ladder), so whatever puts a match back (release, an expired lease's recovery) frees its
-        slots with no count to keep right. The transaction holds SQLite's only write lock, so
-        nothing changes between the count and the claim.
-        """
-        kind = "AND m.kind = 'ladder' " if ladder_only else ""
-        playing = self._playing(tx)
-        announced = self._announced(tx, sorted(playing.by_bot))
-        offset = 0
-        while True:
-            page = tx.all(
-                "SELECT m.match_id, m.seats, COALESCE(l.max_matches_per_bot, 0), m.ladder_id, "
-                "COALESCE(l.concurrency, 0) FROM matches m LEFT JOIN ladders l ON "
-                "l.ladder_id = m.ladder_id WHERE m.status = 'waiting' "
-                f"{kind}ORDER BY m.created_at_us, m.match_id LIMIT ? OFFSET ?",
-                (CLAIM_PAGE, offset),
-            )
-            for match_id, seats, cap, ladder_id, concurrency in page:
-                bots = sorted(set(seats.split(",")) - {HOUSE_RANDOM})
-                ladder = (ladder_id, concurrency) if ladder_id is not None else None
-                if _fits(bots, cap, ladder, playing, announced):
-                    return str(match_id)
-            if len(page) < CLAIM_PAGE:
-                return None
-            offset += CLAIM_PAGE
-
-    @staticmethod
-    def _playing(tx: Tx, behind: Reservation | None = None) -> Playing:
-        """The matches being played now, by bot and by ladder; a bot's count includes its
-        reserved tournament rotations (all of them, or with ``behind`` only those ahead of
-        that reservation). A reservation takes no slot of a ladder's concurrency."""
-        rows = tx.all(
-            "SELECT ladder_id, seats, status, reserved_at_us, match_id FROM matches "
-            "WHERE status IN ('playing', 'reserved')"
-        )
-        counted = [
-            row
-            for row in rows
-            if row[2] == "playing" or behind is None or (row[3], row[4]) < behind
-        ]
-        return Playing(
-            Counter(bot for row in counted for bot in set(row[1].split(",")) - {HOUSE_RANDOM}),
-            Counter(row[0] for row in counted if row[0] is not None and row[2] == "playing"),
-        )
-
-    @staticmethod
-    def _announced(tx: Tx, bots: Sequence[str]) -> dict[str, int | None]:
-        """What each of ``bots`` announced (``bots.max_matches``)."""
-        if not bots:
-            return {}
-        marks = ", ".join("?" for _ in bots)
-        sql = f"SELECT bot_id, max_matches FROM bots WHERE bot_id IN ({marks})"
-        return {bot: limit for bot, limit in tx.all(sql, bots)}
+            return claim_in(tx, worker, now, now + int(lease_s * 1e6), ladder_only)
 
     @retry_transient
     def set_announced_limits(self, limits: dict[str, int]) -> None:

@@ -624,8 +624,24 @@ def _v22(dialect: str) -> list[str]:
     return statements
 
 
+def _v23(dialect: str) -> list[str]:
+    """PostgreSQL only (issue 19): ``arena_claim`` and what it called dropped. Claims are made
+    by ``arena.store.claims`` on both databases, several at a time from one read of the
+    matches being played (the function counted them twice a claim and opened a subtransaction
+    a candidate); one copy of the rules, in Python."""
+    if dialect != "postgres":
+        return []
+    return [
+        "DROP FUNCTION arena_claim(TEXT, BIGINT, BIGINT, BOOLEAN, TEXT, INTEGER, INTEGER, "
+        "INTEGER)",
+        "DROP FUNCTION arena_claim_fits(TEXT[], TEXT, INTEGER, INTEGER, INTEGER, INTEGER, "
+        "INTEGER)",
+        "DROP FUNCTION arena_match_limit(INTEGER, INTEGER, INTEGER, INTEGER, INTEGER)",
+    ]
+
+
 MIGRATIONS: list[Callable[[str], list[str]]] = [
     *(_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14, _v15, _v16),
-    *(_v17, _v18, _v19, _v20, _v21, _v22),
+    *(_v17, _v18, _v19, _v20, _v21, _v22, _v23),
 ]
 """Migration n (from 1) turns schema n-1 into schema n, for a dialect."""

@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.duplicate_scoring import Rotation
+from arena.store.claims import bots_may_start
 from arena.store.db import Database, Tx
-from arena.store.repository import StoreError, bots_may_start, now_us
+from arena.store.repository import StoreError, now_us
 from arena.tournament import SetResult
 from cardarena.arena.v1 import arena_service_pb2 as pb
 
