@@ -120,10 +120,10 @@ def test_a_batch_that_fails_records_each_match_alone(
     assert bad and good
     finish = store._finish
 
-    def failing(tx: Any, record: Any, *args: Any, **kwargs: Any) -> Any:
+    def failing(tx: Any, writes: Any, record: Any, *args: Any, **kwargs: Any) -> Any:
         if record.match_id == bad.match_id:
             raise RuntimeError("a write the database refused")
-        return finish(tx, record, *args, **kwargs)
+        return finish(tx, writes, record, *args, **kwargs)
 
     monkeypatch.setattr(store, "_finish", failing)
     outcomes = store.record_results(

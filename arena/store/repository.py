@@ -56,10 +56,10 @@ from arena.store.results import (
     RATED_STATUSES,
     SET_ROWS_SQL,
     EntryChange,
+    FinishedWrites,
     ResultBatch,
     SeatRow,
     SetReads,
-    write_finished,
 )
 from arena.store.versions import start_new_version, version_at, version_figures
 from cardarena.arena.v1 import arena_service_pb2
@@ -1437,12 +1437,16 @@ class Store:
             return []
         with self.db.transaction(pipelined=True) as tx:
             batch = ResultBatch.read(tx, [record.match_id for record in records])
-            return [self._record_one(tx, batch, record, worker) for record in records]
+            writes = FinishedWrites()
+            outcomes = [self._record_one(tx, batch, writes, record, worker) for record in records]
+            writes.flush(tx)
+            return outcomes
 
     def _record_one(
         self,
         tx: Tx,
         batch: ResultBatch,
+        writes: FinishedWrites,
         record: record_pb2.MatchRecord,
         worker: str | None,
     ) -> RecordOutcome:
@@ -1459,7 +1463,7 @@ class Store:
         if worker is not None and (this[1] != "playing" or this[6] != worker):
             return ClaimLost(record.match_id, worker)
         ratings = self._finish(
-            tx, record, rows, validate=True, reads=batch.reads_for(record.match_id)
+            tx, writes, record, rows, validate=True, reads=batch.reads_for(record.match_id)
         )
         rated = record.status in RATED_STATUSES
         seats = this[4].split(",")
@@ -1522,7 +1526,9 @@ class Store:
                 status_detail=bounded(f"{detail}; reason: {reason}" if reason else detail),
                 finished_at_us=now_us(),
             )
-            self._finish(tx, record, rows, validate=False)
+            writes = FinishedWrites()
+            self._finish(tx, writes, record, rows, validate=False)
+            writes.flush(tx)
 
     @staticmethod
     def _lock_set(tx: Tx, match_id: str) -> list[Any]:
@@ -1536,6 +1542,7 @@ class Store:
     def _finish(
         self,
         tx: Tx,
+        writes: FinishedWrites,
         record: record_pb2.MatchRecord,
         rows: Sequence[Any],
         *,
@@ -1545,9 +1552,10 @@ class Store:
         """Mark the match finished with ``record`` and apply it (``validate``: a validation
         match's result to its bot): the new ratings it set (empty if it rated nothing).
 
-        On PostgreSQL, with the set's reads sent before (``send_set_reads``), nothing more is
-        read for a ladder match: its writes are one statement (``write_finished``) that goes
-        with the commit, two round trips in all."""
+        Its writes join ``writes`` (sent with the batch's, ``FinishedWrites.flush``), but a
+        validation match's are sent at once: its bot's verdict reads the queue. On PostgreSQL,
+        with the set's reads made before (``ResultBatch``), nothing more is read for a ladder
+        match: a batch costs two round trips in all."""
         this = next(row for row in rows if row[0] == record.match_id)
         _, _, ladder_id, kind, seats_text, _, _ = this
         seats = seats_text.split(",")
@@ -1557,8 +1565,7 @@ class Store:
         entries: list[EntryChange] = []
         if kind != "validation" and ladder_id is not None:
             ratings, entries = self._ladder_changes(tx, record, rows, seats, summaries, reads)
-        write_finished(
-            tx,
+        writes.add(
             record.match_id,
             int(record.status),
             finished,
@@ -1569,6 +1576,7 @@ class Store:
             now_us(),
         )
         if kind == "validation" and validate:
+            writes.flush(tx)
             self._apply_validation(tx, record, seats)
         self._record_faults(tx, record, seats, summaries)
         return ratings

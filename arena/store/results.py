@@ -1,10 +1,12 @@
 """The writes of finished matches, and what they read first, in one round trip per batch.
 
-A finished match writes its status, its record, a row per seat and its bots' entries. On SQLite
-(in-process) these are plain statements; on PostgreSQL one call of ``arena_finish`` (schema 17)
-writes them all, so the client and the server pay for one statement, not ten (its rows as
-JSON: one parameter for psycopg to turn into bytes instead of nineteen arrays). Several
-finished matches are recorded in one transaction (group commit: one disk flush for them all).
+A finished match writes its status, its record, a row per seat and its bots' entries. Several
+finished matches are recorded in one transaction (group commit: one disk flush for them all),
+and their writes are gathered and sent together (``FinishedWrites``): on PostgreSQL four
+statements for the whole batch, whatever its size (the rows as JSON: one parameter for
+psycopg to turn into bytes instead of a dozen typed arrays; schemas 17-22 called a PL/pgSQL
+``arena_finish`` per match, five statements and a function call each); on SQLite
+(in-process) plain statements.
 Before their writes, the rows of their sets, their bots' entries, the other rotations' ranks
 and their ladders' configs are read for the whole batch (``ResultBatch.read``): on PostgreSQL
 sent together, one round trip, and every set's rows are locked before any entry, sets in set
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from arena.store.db import Pending, Tx
@@ -46,6 +48,21 @@ class EntryChange:
     played: int
     moves: int
     faults: int
+
+    def then(self, later: EntryChange) -> EntryChange:
+        """This change and a later one to the same entry as one: the later rating, if it set
+        one, and the sums of the counts."""
+        rated = later.mu is not None
+        return EntryChange(
+            self.bot_id,
+            later.mu if rated else self.mu,
+            later.sigma if rated else self.sigma,
+            self.matches + later.matches,
+            self.first_places + later.first_places,
+            self.played + later.played,
+            self.moves + later.moves,
+            self.faults + later.faults,
+        )
 
     def row(self) -> tuple[str, float | None, float | None, int, int, int, int, int]:
         """Its fields in order (``arena_finish``'s JSON row)."""
@@ -240,73 +257,132 @@ class ResultBatch:
             self.entries[(ladder_id, bot)] = (mu, sigma, rated_us)
 
 
-FINISH_CALL = "SELECT arena_finish(?, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb)"
-"""The call of ``arena_finish`` (schema 17): the seat rows and entry changes as JSON."""
+@dataclass
+class FinishedWrites:
+    """The writes of a batch's finished matches, gathered as each is applied and sent together
+    (``flush``): each match's status, record and seat rows, and its bots' entries, a bot's
+    changes over the batch's matches added into one (the ladder's last rating, the sums of its
+    counts). On PostgreSQL four statements for the whole batch, sent with the commit; on SQLite
+    (in-process) a statement a row."""
+
+    matches: list[tuple[str, int, int]] = field(default_factory=list)
+    """Each match's id, result status and when it finished."""
+    records: list[bytes] = field(default_factory=list)
+    seats: list[tuple[Any, ...]] = field(default_factory=list)
+    """Each seat row with its match's id first and its finishing time after the latency sum."""
+    entries: dict[tuple[str, str], EntryChange] = field(default_factory=dict)
+    changed_us: int = 0
+
+    def add(
+        self,
+        match_id: str,
+        result_status: int,
+        finished_us: int,
+        record: bytes,
+        seat_rows: Sequence[SeatRow],
+        ladder_id: str | None,
+        entries: Sequence[EntryChange],
+        changed_us: int,
+    ) -> None:
+        """A finished match's writes: marked finished (``claimed_by`` stays: it tells which
+        worker played it), its record and seat rows stored, ``entries`` added to the ladder's
+        entries."""
+        self.matches.append((match_id, result_status, finished_us))
+        self.records.append(record)
+        self.seats.extend((match_id, *row[:7], finished_us, *row[7:]) for row in seat_rows)
+        for change in entries:
+            key = (str(ladder_id), change.bot_id)
+            before = self.entries.get(key)
+            self.entries[key] = change if before is None else before.then(change)
+        self.changed_us = max(self.changed_us, changed_us)
+
+    def flush(self, tx: Tx) -> None:
+        """Send the writes gathered (in a pipelined transaction they go with what is sent
+        next, the commit at the latest), and start again empty."""
+        if self.matches:
+            (_flush_postgres if tx.dialect == "postgres" else _flush_sqlite)(tx, self)
+        self.matches, self.records, self.seats, self.entries = [], [], [], {}
 
 
-def write_finished(
-    tx: Tx,
-    match_id: str,
-    result_status: int,
-    finished_us: int,
-    record: bytes,
-    seat_rows: Sequence[SeatRow],
-    ladder_id: str | None,
-    entries: Sequence[EntryChange],
-    changed_us: int,
-) -> None:
-    """Mark the match finished (``claimed_by`` stays: it tells which worker played it), store
-    its record and seat rows, and add ``entries`` to the ladder's entries."""
-    if tx.dialect == "postgres":
-        seats_json, entries_json = json.dumps(seat_rows), json.dumps([e.row() for e in entries])
-        tx.execute(
-            FINISH_CALL,
-            (
-                match_id,
-                result_status,
-                finished_us,
-                record,
-                seats_json,
-                ladder_id,
-                changed_us,
-                entries_json,
-            ),
-        )
-        return
-    tx.execute(
+_MATCHES_FINISHED = """UPDATE matches m SET status = 'finished',
+    result_status = (u.r->>1)::INTEGER, finished_at_us = (u.r->>2)::BIGINT, lease_until_us = NULL
+    FROM jsonb_array_elements(?::jsonb) AS u (r)
+    WHERE m.match_id = u.r->>0 AND m.match_id = ANY (?)"""
+"""PostgreSQL: the batch's matches marked finished (found by key: the planner cannot tell how
+many rows the JSON array has, and would scan every match to join them)."""
+
+_RECORDS_INSERT = (
+    "INSERT INTO records (match_id, record) SELECT * FROM unnest(?::text[], ?::bytea[])"
+)
+
+_ENTRIES_ADDED = """UPDATE entries e
+    SET mu = COALESCE(u.mu, e.mu), sigma = COALESCE(u.sigma, e.sigma),
+    matches = e.matches + u.matches, first_places = e.first_places + u.firsts,
+    scheduled = e.scheduled + u.played, moves_played = e.moves_played + u.moves,
+    faults = e.faults + u.faults, changed_us = ?,
+    rated_us = CASE WHEN u.mu IS NULL THEN e.rated_us ELSE ? END
+    FROM (SELECT c->>0 AS ladder_id, c->>1 AS bot_id, (c->>2)::DOUBLE PRECISION AS mu,
+        (c->>3)::DOUBLE PRECISION AS sigma, (c->>4)::INTEGER AS matches,
+        (c->>5)::INTEGER AS firsts, (c->>6)::INTEGER AS played, (c->>7)::BIGINT AS moves,
+        (c->>8)::BIGINT AS faults FROM jsonb_array_elements(?::jsonb) AS c) AS u
+    WHERE e.ladder_id = u.ladder_id AND e.bot_id = u.bot_id
+    AND e.ladder_id = ANY (?) AND e.bot_id = ANY (?)"""
+"""PostgreSQL: the batch's entry changes added, the entries found by key."""
+
+_SEATS_INSERT = """INSERT INTO match_seats (match_id, seat, bot_id, rank, score, moves, faults,
+    latency_sum_us, finished_at_us, p50_us, p95_us, mu, sigma)
+    SELECT r->>0, (r->>1)::INTEGER, r->>2, (r->>3)::INTEGER, (r->>4)::BIGINT,
+        (r->>5)::INTEGER, (r->>6)::INTEGER, (r->>7)::BIGINT, (r->>8)::BIGINT, (r->>9)::BIGINT,
+        (r->>10)::BIGINT, (r->>11)::DOUBLE PRECISION, (r->>12)::DOUBLE PRECISION
+    FROM jsonb_array_elements(?::jsonb) AS r"""
+"""PostgreSQL: the batch's seat rows (as JSON: psycopg turns one text into bytes faster than
+thirteen typed arrays)."""
+
+
+def _flush_postgres(tx: Tx, writes: FinishedWrites) -> None:
+    """``FinishedWrites.flush`` on PostgreSQL: four statements, whatever the batch's size."""
+    match_ids = [match_id for match_id, _, _ in writes.matches]
+    tx.execute(_MATCHES_FINISHED, (json.dumps(writes.matches), match_ids))
+    tx.execute(_RECORDS_INSERT, (match_ids, writes.records))
+    if writes.entries:
+        rows = [(ladder, *change.row()) for (ladder, _), change in sorted(writes.entries.items())]
+        ladders = sorted({ladder for ladder, _ in writes.entries})
+        bots = sorted({bot for _, bot in writes.entries})
+        changed = writes.changed_us
+        tx.execute(_ENTRIES_ADDED, (changed, changed, json.dumps(rows), ladders, bots))
+    if writes.seats:
+        tx.execute(_SEATS_INSERT, (json.dumps(writes.seats),))
+
+
+def _flush_sqlite(tx: Tx, writes: FinishedWrites) -> None:
+    """``FinishedWrites.flush`` on SQLite: a statement a row (in-process, nothing to save)."""
+    tx.many(
         "UPDATE matches SET status = 'finished', result_status = ?, finished_at_us = ?, "
         "lease_until_us = NULL WHERE match_id = ?",
-        (result_status, finished_us, match_id),
+        [(status, finished, match_id) for match_id, status, finished in writes.matches],
     )
-    tx.execute("INSERT INTO records (match_id, record) VALUES (?, ?)", (match_id, record))
-    if entries:
-        tx.many(
-            "UPDATE entries SET mu = COALESCE(?, mu), sigma = COALESCE(?, sigma), "
-            "matches = matches + ?, first_places = first_places + ?, scheduled = scheduled + ?, "
-            "moves_played = moves_played + ?, faults = faults + ?, changed_us = ?, "
-            "rated_us = CASE WHEN ? IS NULL THEN rated_us ELSE ? END "
-            "WHERE ladder_id = ? AND bot_id = ?",
-            [
-                (
-                    e.mu,
-                    e.sigma,
-                    e.matches,
-                    e.first_places,
-                    e.played,
-                    e.moves,
-                    e.faults,
-                    changed_us,
-                    e.mu,
-                    changed_us,
-                    ladder_id,
-                    e.bot_id,
-                )
-                for e in entries
-            ],
-        )
+    tx.many(
+        "INSERT INTO records (match_id, record) VALUES (?, ?)",
+        [
+            (match_id, record)
+            for (match_id, _, _), record in zip(writes.matches, writes.records, strict=True)
+        ],
+    )
+    changed = writes.changed_us
+    tx.many(
+        "UPDATE entries SET mu = COALESCE(?, mu), sigma = COALESCE(?, sigma), "
+        "matches = matches + ?, first_places = first_places + ?, scheduled = scheduled + ?, "
+        "moves_played = moves_played + ?, faults = faults + ?, changed_us = ?, "
+        "rated_us = CASE WHEN ? IS NULL THEN rated_us ELSE ? END "
+        "WHERE ladder_id = ? AND bot_id = ?",
+        [
+            (*e.row()[1:], changed, e.mu, changed, ladder_id, bot_id)
+            for (ladder_id, bot_id), e in sorted(writes.entries.items())
+        ],
+    )
     tx.many(
         "INSERT INTO match_seats (match_id, seat, bot_id, rank, score, moves, faults, "
         "latency_sum_us, finished_at_us, p50_us, p95_us, mu, sigma) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(match_id, *row[:7], finished_us, *row[7:]) for row in seat_rows],
+        writes.seats,
     )

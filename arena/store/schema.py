@@ -625,18 +625,19 @@ def _v22(dialect: str) -> list[str]:
 
 
 def _v23(dialect: str) -> list[str]:
-    """PostgreSQL only (issue 19): ``arena_claim`` and what it called dropped. Claims are made
-    by ``arena.store.claims`` on both databases, several at a time from one read of the
-    matches being played (the function counted them twice a claim and opened a subtransaction
-    a candidate); one copy of the rules, in Python."""
+    """PostgreSQL only (issue 19): the functions of schema 17 dropped. Claims are made by
+    ``arena.store.claims`` on both databases, several at a time from one read of the matches
+    being played (``arena_claim`` counted them twice a claim and opened a subtransaction a
+    candidate): one copy of the rules, in Python. A batch of finished matches writes in four
+    statements (``arena.store.results.FinishedWrites``), not five and a call of
+    ``arena_finish`` each."""
     if dialect != "postgres":
         return []
     return [
-        "DROP FUNCTION arena_claim(TEXT, BIGINT, BIGINT, BOOLEAN, TEXT, INTEGER, INTEGER, "
-        "INTEGER)",
-        "DROP FUNCTION arena_claim_fits(TEXT[], TEXT, INTEGER, INTEGER, INTEGER, INTEGER, "
-        "INTEGER)",
+        "DROP FUNCTION arena_claim(TEXT, BIGINT, BIGINT, BOOLEAN, TEXT, INTEGER, INTEGER, INTEGER)",
+        "DROP FUNCTION arena_claim_fits(TEXT[], TEXT, INTEGER, INTEGER, INTEGER, INTEGER, INTEGER)",
         "DROP FUNCTION arena_match_limit(INTEGER, INTEGER, INTEGER, INTEGER, INTEGER)",
+        "DROP FUNCTION arena_finish(TEXT, INTEGER, BIGINT, BYTEA, JSONB, TEXT, BIGINT, JSONB)",
     ]
 
 
