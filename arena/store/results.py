@@ -311,10 +311,6 @@ _MATCHES_FINISHED = """UPDATE matches m SET status = 'finished',
 """PostgreSQL: the batch's matches marked finished (found by key: the planner cannot tell how
 many rows the JSON array has, and would scan every match to join them)."""
 
-_RECORDS_INSERT = (
-    "INSERT INTO records (match_id, record) SELECT * FROM unnest(?::text[], ?::bytea[])"
-)
-
 _ENTRIES_ADDED = """UPDATE entries e
     SET mu = COALESCE(u.mu, e.mu), sigma = COALESCE(u.sigma, e.sigma),
     matches = e.matches + u.matches, first_places = e.first_places + u.firsts,
@@ -343,7 +339,11 @@ def _flush_postgres(tx: Tx, writes: FinishedWrites) -> None:
     """``FinishedWrites.flush`` on PostgreSQL: four statements, whatever the batch's size."""
     match_ids = [match_id for match_id, _, _ in writes.matches]
     tx.execute(_MATCHES_FINISHED, (json.dumps(writes.matches), match_ids))
-    tx.execute(_RECORDS_INSERT, (match_ids, writes.records))
+    # A row of VALUES a record, each blob a parameter of its own: psycopg sends bytes as they
+    # are, but a bytea[] array as escaped text (a third more CPU for the batch's writes).
+    values = ", ".join("(?, ?)" for _ in match_ids)
+    blobs = [item for pair in zip(match_ids, writes.records, strict=True) for item in pair]
+    tx.execute(f"INSERT INTO records (match_id, record) VALUES {values}", blobs)
     if writes.entries:
         rows = [(ladder, *change.row()) for (ladder, _), change in sorted(writes.entries.items())]
         ladders = sorted({ladder for ladder, _ in writes.entries})
