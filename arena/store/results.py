@@ -2,8 +2,8 @@
 
 A finished match writes its status, its record, a row per seat and its bots' entries. Several
 finished matches are recorded in one transaction (group commit: one disk flush for them all),
-and their writes are gathered and sent together (``FinishedWrites``): on PostgreSQL four
-statements for the whole batch, whatever its size (the rows as JSON: one parameter for
+and their writes are gathered and sent together (``FinishedWrites``): on PostgreSQL one
+statement for the whole batch, whatever its size (the rows as JSON: one parameter for
 psycopg to turn into bytes instead of a dozen typed arrays; schemas 17-22 called a PL/pgSQL
 ``arena_finish`` per match, five statements and a function call each); on SQLite
 (in-process) plain statements.
@@ -262,7 +262,7 @@ class FinishedWrites:
     """The writes of a batch's finished matches, gathered as each is applied and sent together
     (``flush``): each match's status, record and seat rows, and its bots' entries, a bot's
     changes over the batch's matches added into one (the ladder's last rating, the sums of its
-    counts). On PostgreSQL four statements for the whole batch, sent with the commit; on SQLite
+    counts). On PostgreSQL one statement for the whole batch, sent with the commit; on SQLite
     (in-process) a statement a row."""
 
     matches: list[tuple[str, int, int]] = field(default_factory=list)
@@ -336,22 +336,28 @@ thirteen typed arrays)."""
 
 
 def _flush_postgres(tx: Tx, writes: FinishedWrites) -> None:
-    """``FinishedWrites.flush`` on PostgreSQL: four statements, whatever the batch's size."""
+    """``FinishedWrites.flush`` on PostgreSQL: one statement whatever the batch's size, its
+    writes as data-modifying CTEs (each runs once, whether the statement reads it or not; the
+    foreign keys they check, to ``matches``, hold before the statement)."""
     match_ids = [match_id for match_id, _, _ in writes.matches]
-    tx.execute(_MATCHES_FINISHED, (json.dumps(writes.matches), match_ids))
+    parts: list[tuple[str, tuple[Any, ...]]] = [
+        (_MATCHES_FINISHED, (json.dumps(writes.matches), match_ids))
+    ]
     # A row of VALUES a record, each blob a parameter of its own: psycopg sends bytes as they
     # are, but a bytea[] array as escaped text (a third more CPU for the batch's writes).
     values = ", ".join("(?, ?)" for _ in match_ids)
-    blobs = [item for pair in zip(match_ids, writes.records, strict=True) for item in pair]
-    tx.execute(f"INSERT INTO records (match_id, record) VALUES {values}", blobs)
+    blobs = tuple(item for pair in zip(match_ids, writes.records, strict=True) for item in pair)
+    parts.append((f"INSERT INTO records (match_id, record) VALUES {values}", blobs))
     if writes.entries:
         rows = [(ladder, *change.row()) for (ladder, _), change in sorted(writes.entries.items())]
         ladders = sorted({ladder for ladder, _ in writes.entries})
         bots = sorted({bot for _, bot in writes.entries})
         changed = writes.changed_us
-        tx.execute(_ENTRIES_ADDED, (changed, changed, json.dumps(rows), ladders, bots))
+        parts.append((_ENTRIES_ADDED, (changed, changed, json.dumps(rows), ladders, bots)))
     if writes.seats:
-        tx.execute(_SEATS_INSERT, (json.dumps(writes.seats),))
+        parts.append((_SEATS_INSERT, (json.dumps(writes.seats),)))
+    ctes = ", ".join(f"w{n} AS ({sql})" for n, (sql, _) in enumerate(parts))
+    tx.execute(f"WITH {ctes} SELECT 1", [param for _, params in parts for param in params])
 
 
 def _flush_sqlite(tx: Tx, writes: FinishedWrites) -> None:

@@ -628,8 +628,8 @@ def _v23(dialect: str) -> list[str]:
     """PostgreSQL only (issue 19): the functions of schema 17 dropped. Claims are made by
     ``arena.store.claims`` on both databases, several at a time from one read of the matches
     being played (``arena_claim`` counted them twice a claim and opened a subtransaction a
-    candidate): one copy of the rules, in Python. A batch of finished matches writes in four
-    statements (``arena.store.results.FinishedWrites``), not five and a call of
+    candidate): one copy of the rules, in Python. A batch of finished matches writes in one
+    statement (``arena.store.results.FinishedWrites``), not five and a call of
     ``arena_finish`` each."""
     if dialect != "postgres":
         return []
