@@ -146,6 +146,26 @@ def test_a_rotation_lists_no_rank_until_its_whole_deal_has_finished(store: Store
             assert ranks == ([(1, 9), (2, 5), (3, 1)] if done else [(0, 0)] * 3)
 
 
+def test_a_rotation_in_play_is_withheld_while_another_rotation_of_its_deal_is_unfinished(
+    store: Store,
+) -> None:
+    """WatchMatch refuses such a rotation's moves; the listing says so, so that pages (``/live``)
+    do not link to what would be refused."""
+    ids, _ = active_bots(store, 3)
+    ladder_id = store.create_ladder(ladder_config("dup", duplicate=True))
+    store.enter_active_bots(ladder_id, "oh-hell")
+    rotations = [tuple(ids[(i + s) % 3] for i in range(3)) for s in range(2)]
+    store.enqueue(ladder_id, "ladder", [PlannedMatch(7, rotation) for rotation in rotations])
+    first, second = store.claim("w", 60), store.claim("w", 60)
+    assert first is not None and second is not None
+    playing = every_page(store, MatchQuery(ladder="dup", phases=("playing",)))
+    assert [m.withheld for m in playing] == [True, True], "each has the other unfinished"
+    store.record_result(finished_record(first.match_id, [1, 2, 3], [9, 5, 1]), "w")
+    (last,) = every_page(store, MatchQuery(ladder="dup", phases=("playing",)))
+    assert last.match_id == second.match_id and not last.withheld, "the last may be watched"
+    assert store.rotations_unfinished(second.match_id) == 0
+
+
 def test_validation_matches_are_listed_with_the_house_bot(store: Store) -> None:
     bot, _ = store.register_bot("v", None, "newbie", "oh-hell", "127.0.0.1:1", "1")
     store.enqueue(None, "validation", [PlannedMatch(1, (bot.bot_id, "house:random"))])

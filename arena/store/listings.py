@@ -265,7 +265,8 @@ class Listings:
     @staticmethod
     def _listed(tx: Tx, rows: Sequence[_Row]) -> list[pb.ListedMatch]:
         """The wire form of a page: seats named, finished ones with ranks and scores unless
-        withheld."""
+        withheld; a rotation in play whose deal other rotations still play is marked withheld
+        too (``WatchMatch`` refuses its moves, so pages do not link to them)."""
         bots = sorted({bot for row in rows for bot in row.seats} - {HOUSE_RANDOM})
         names: dict[str, tuple[str, str]] = {}
         if bots:
@@ -295,7 +296,8 @@ class Listings:
                 status=row.status,  # type: ignore[arg-type]
                 started_at_us=row.started_at_us,
                 finished_at_us=row.finished_at_us,
-                withheld=row.phase == "finished" and row.unfinished_rotations > 0,
+                # Finished: its ranks and scores; in play: its live moves (WatchMatch).
+                withheld=row.unfinished_rotations > 0,
                 tournament_id=row.tournament_id,
             )
             for seat, bot_id in enumerate(row.seats):

@@ -136,14 +136,13 @@ class WebApp:
                 break
         return found
 
-    async def watchable(self, matches: list[pb.ListedMatch]) -> list[pb.ListedMatch]:
-        """``matches`` less the tournament rotations in play whose moves are withheld
-        (``WatchMatch`` refuses them while another rotation of their deal is unfinished): a
-        page links each match in play to its live table, and leaves out what it would refuse.
-        One store read per tournament match (at most its tournament's matches at once)."""
-        return [
-            m for m in matches if not m.tournament_id or not await self.calls.withheld(m.match_id)
-        ]
+    @staticmethod
+    def watchable(matches: list[pb.ListedMatch]) -> list[pb.ListedMatch]:
+        """``matches`` less the rotations in play whose moves are withheld (``WatchMatch``
+        refuses them while another rotation of their deal is unfinished: the listing marks
+        them, for duplicate ladders and tournaments alike): a page links each match in play
+        to its live table, and leaves out what it would refuse."""
+        return [m for m in matches if not m.withheld]
 
     async def tournament_names(self, matches: list[pb.ListedMatch]) -> dict[str, str]:
         """Id → name of the tournaments ``matches`` are played in (none read if none is)."""
@@ -245,7 +244,7 @@ class WebApp:
         return pages.match_page(match_id, record, listed, ladder)
 
     async def live(self, request: Request) -> str:
-        shown = await self.watchable(await self.live_matches())
+        shown = self.watchable(await self.live_matches())
         names = await self.tournament_names(shown)
         return pages.live_page(shown, await self.ladder_names(), names)
 
@@ -262,7 +261,7 @@ class WebApp:
             own = tournament.tournament_id
             in_play = [m for m in await self.live_matches() if m.tournament_id == own]
         return tournament_pages.tournament_page(
-            tournament, crosstable_from_message(tournament), await self.watchable(in_play)
+            tournament, crosstable_from_message(tournament), self.watchable(in_play)
         )
 
     async def tournament_export(self, request: Request, kind: str) -> Response:
