@@ -50,13 +50,18 @@ DAY_US = 86_400_000_000
 
 
 def rate(
-    ratings: Mapping[str, Rating], ranks: Mapping[str, int], min_sigma: float = 0.0
+    ratings: Mapping[str, Rating],
+    ranks: Mapping[str, int],
+    min_sigma: float = 0.0,
+    *,
+    model: PlackettLuce = MODEL,
 ) -> dict[str, Rating]:
     """New ratings of the bots in ``ranks`` (1 = best; equal ranks tie); σ no lower than
-    ``min_sigma``."""
+    ``min_sigma``. ``model``: the ladder's unless a benchmark measures with another (e.g. its
+    τ set to 0, a rating that does not forget)."""
     bots = list(ranks)
-    teams = [[MODEL.rating(mu=ratings[bot].mu, sigma=ratings[bot].sigma)] for bot in bots]
-    rated = MODEL.rate(teams, ranks=[float(ranks[bot]) for bot in bots])
+    teams = [[model.rating(mu=ratings[bot].mu, sigma=ratings[bot].sigma)] for bot in bots]
+    rated = model.rate(teams, ranks=[float(ranks[bot]) for bot in bots])
     return {
         bot: Rating(team[0].mu, max(min_sigma, team[0].sigma))
         for bot, team in zip(bots, rated, strict=True)
@@ -64,13 +69,17 @@ def rate(
 
 
 def rate_duplicate(
-    ratings: Mapping[str, Rating], rotations: Sequence[Rotation], min_sigma: float = 0.0
+    ratings: Mapping[str, Rating],
+    rotations: Sequence[Rotation],
+    min_sigma: float = 0.0,
+    *,
+    model: PlackettLuce = MODEL,
 ) -> dict[str, Rating]:
     """New ratings of the bots of a duplicate set: each seat comparison of the deal rated in
     turn as one event (seat order), the bots compared being those that held that seat."""
     current = {bot: ratings[bot] for rotation in rotations for bot in rotation.seats}
     for ranks in seat_comparisons(rotations):
-        current.update(rate(current, ranks, min_sigma))
+        current.update(rate(current, ranks, min_sigma, model=model))
     return current
 
 

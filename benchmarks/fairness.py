@@ -10,7 +10,11 @@ a match, and duplicate deals take it out. Elsewhere (or with ``--weak noisy``) i
 heuristic playing a uniformly random legal action with probability ``ε`` (``NOISE``), with two
 ``ε / 2`` bots in the other seats of a 4-seat game; those random moves fall differently in
 every rotation, which no deal controls. Results are rated with ``arena.ratings`` exactly as the
-ladder rates them (openskill Plackett-Luce; every seat its own bot):
+ladder rates them (openskill Plackett-Luce; every seat its own bot), or with ``--tau X`` by the
+same model with its additive dynamics ``tau`` set to X (the ladder's is openskill's default,
+25/300, which keeps sigma from shrinking for good, so a close pair's confidence hovers instead
+of settling): ``--tau 0`` measures the evidence the matches give, by a rating that does not
+forget, rather than what the ladder's own rating shows:
 
 - **plain**: every match is a fresh seeded deal with shuffled seats, rated on its own;
 - **duplicate**: one seeded deal is replayed once per seat rotation (the ladder's ``plan_set``
@@ -34,6 +38,7 @@ other seat (confidence: the weakest of its pairwise figures).
     python benchmarks/fairness.py --json fairness.json   # every game, close bots and vs random
     python benchmarks/fairness.py --game king --runs 21
     python benchmarks/fairness.py --quick             # a smoke run for CI
+    python benchmarks/fairness.py --game king --no-random --tau 0   # rated without forgetting
     python benchmarks/fairness.py --game mau-mau --seats 2 --mau-mau-weights jack_keep=0
                                   # another weak Mau-Mau bot, two seats
 """
@@ -55,8 +60,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from openskill.models import PlackettLuce
+
 from arena.duplicate_scoring import Rotation, less_luck
-from arena.ratings import Rating, rate, rate_duplicate, set_ranks
+from arena.ratings import MODEL, Rating, rate, rate_duplicate, set_ranks
 from botkit import Bot
 from cardarena.bot.v1 import bot_service_pb2
 from cardarena.game.v1 import game_pb2
@@ -266,28 +273,32 @@ def ahead(rotation: Rotation) -> float:
 
 
 def rate_mode(
-    ratings: dict[str, Rating], results: Sequence[Played], mode: str
+    ratings: dict[str, Rating],
+    results: Sequence[Played],
+    mode: str,
+    model: PlackettLuce = MODEL,
 ) -> dict[str, Rating]:
-    """New ratings after one match (plain modes) or one duplicate set, scored as ``mode``."""
+    """New ratings after one match (plain modes) or one duplicate set, scored as ``mode`` and
+    rated by ``model`` (the ladder's unless ``--tau``)."""
     rotations = [result.rotation for result in results]
+    dup = partial(rate_duplicate, model=model)
     if mode == "plain":
         first = rotations[0]
-        return rate(ratings, dict(zip(first.seats, first.ranks, strict=True)))
+        return rate(ratings, dict(zip(first.seats, first.ranks, strict=True)), model=model)
     if mode == "plain-luck":
-        return rate(ratings, adjusted_ranks(results[0]))
+        return rate(ratings, adjusted_ranks(results[0]), model=model)
     if mode == "duplicate":
-        return rate_duplicate(ratings, rotations)
+        return dup(ratings, rotations)
     if mode == "duplicate-unsigned":
-        return rate_duplicate(ratings, [replace(r, lower_score_wins=False) for r in rotations])
+        return dup(ratings, [replace(r, lower_score_wins=False) for r in rotations])
     if mode == "duplicate-luck":
-        return rate_duplicate(ratings, [luck_adjusted(r) for r in results])
+        return dup(ratings, [luck_adjusted(r) for r in results])
     if mode == "duplicate-margin":
-        alone = [replace(r, ranks=(1,) * len(r.seats)) for r in rotations]
-        return rate_duplicate(ratings, alone)
+        return dup(ratings, [replace(r, ranks=(1,) * len(r.seats)) for r in rotations])
     if mode == "duplicate-luck-margin":
-        return rate_duplicate(ratings, [luck_adjusted(r, margin_only=True) for r in results])
+        return dup(ratings, [luck_adjusted(r, margin_only=True) for r in results])
     per_match = [dict(zip(r.seats, r.ranks, strict=True)) for r in rotations]
-    return rate(ratings, set_ranks(per_match))
+    return rate(ratings, set_ranks(per_match), model=model)
 
 
 def matches_to_rank(
@@ -298,9 +309,10 @@ def matches_to_rank(
     mode: str,
     max_matches: int,
     hold: int,
+    model: PlackettLuce = MODEL,
 ) -> tuple[int, bool, list[float]]:
-    """Matches after which the strong bot stays ranked above ``against`` at 95 %; settled?;
-    and the head-to-head result of every match played."""
+    """Matches after which the strong bot stays ranked above ``against`` at 95 % (rated by
+    ``model``); settled?; and the head-to-head result of every match played."""
     seats = game.num_seats
     bots = list(field)
     ratings = {bot: Rating() for bot in bots}
@@ -325,7 +337,7 @@ def matches_to_rank(
         ]
         played += len(results)
         duels.extend(ahead(result.rotation) for result in results)
-        ratings.update(rate_mode(ratings, results, mode))
+        ratings.update(rate_mode(ratings, results, mode, model))
         if confidence(ratings, against) >= CONFIDENCE:
             if reached is None:
                 reached = played
@@ -347,8 +359,10 @@ def run(
     max_matches: int,
     hold: int,
     seed: int,
+    model: PlackettLuce = MODEL,
 ) -> dict[str, Any]:
-    """Median matches to rank, per mode, over ``runs`` seeds, and the head-to-head rate."""
+    """Median matches to rank, per mode, over ``runs`` seeds (rated by ``model``), and the
+    head-to-head rate."""
     # Both modes play the options a duplicate ladder takes (Mau-Mau: deal-seeded reshuffles),
     # so the two differ only in how the deals are used.
     game = make_game(game_name, seats, ENTRIES[game_name].duplicate_options)
@@ -356,7 +370,9 @@ def run(
     started = time.process_time()
     for mode in modes:
         results = [
-            matches_to_rank(game, field, against, seed * 1_000_003 + r, mode, max_matches, hold)
+            matches_to_rank(
+                game, field, against, seed * 1_000_003 + r, mode, max_matches, hold, model
+            )
             for r in range(runs)
         ]
         counts = [count for count, _, _ in results]
@@ -441,6 +457,12 @@ def main() -> None:
     parser.add_argument(
         "--cache", type=Path, help="matches played, read first and written after each figure"
     )
+    parser.add_argument(
+        "--tau",
+        type=float,
+        help="rate with openskill's PlackettLuce(tau=X) instead of the ladder's rating (tau "
+        f"{MODEL.tau:g}); 0: a rating that does not forget",
+    )
     args = parser.parse_args()
     CACHE_TAG[0] = args.weak
     if args.mau_mau_weights:
@@ -462,7 +484,9 @@ def main() -> None:
             weak = weak_kind(game_name, args.weak)
             print(f"{game_name} {seats}p {weak}: head-to-head {rate_:.3f}")
         return
-    result: dict[str, Any] = {"games": {}, "vs_random": {}}
+    model = MODEL if args.tau is None else PlackettLuce(tau=args.tau)
+    rating = "ladder" if args.tau is None else f"PlackettLuce(tau={args.tau:g})"
+    result: dict[str, Any] = {"rating": rating, "tau": model.tau, "games": {}, "vs_random": {}}
     print(
         f"{'game':22} {'h2h':>6} "
         + " ".join(f"{mode:>10}" for mode in modes)
@@ -491,6 +515,7 @@ def main() -> None:
                 args.max_matches,
                 args.hold,
                 args.seed,
+                model,
             )
             result[key][game_name] = {
                 "plain": row.get("plain"),
@@ -518,7 +543,7 @@ def main() -> None:
                 args.cache.write_text(json.dumps(CACHE))
     print(
         f"median matches until P(strong > weak) >= {CONFIDENCE} for good, over {args.runs} "
-        f"seeds; cap {args.max_matches}"
+        f"seeds; cap {args.max_matches}; rated by {rating} (tau {model.tau:g})"
     )
 
 

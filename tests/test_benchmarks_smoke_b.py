@@ -13,7 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from openskill.models import PlackettLuce
 
+from arena.duplicate_scoring import Rotation
+from arena.ratings import Rating
+from benchmarks.fairness import STRONG, WEAK, Played, rate_mode
 from tests.stores import POSTGRES_ADMIN_URL, postgres_available
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,6 +71,26 @@ def test_fairness_quick_at_two_seats_with_chosen_weights(tmp_path: Path) -> None
     assert result["games"]["mau-mau"]["detail"]["game"] == "mau-mau 2p"
     tags = {key.split(":")[1] for key in json.loads(cache.read_text())}
     assert tags == {f"restyled/{weights}", "vs-random"}
+
+
+def test_fairness_quick_rates_by_the_chosen_tau(tmp_path: Path) -> None:
+    """``--tau 0`` rates by PlackettLuce(tau=0) and says so; without it, the ladder's rating."""
+    _, result = run_quick("fairness.py", tmp_path, "--game", "king", "--no-random", "--tau", "0")
+    assert isinstance(result, dict)
+    assert (result["rating"], result["tau"]) == ("PlackettLuce(tau=0)", 0.0)
+    _, ladder = run_quick("fairness.py", tmp_path, "--game", "king", "--no-random")
+    assert isinstance(ladder, dict)
+    assert (ladder["rating"], ladder["tau"]) == ("ladder", pytest.approx(25 / 300))
+    seats = (STRONG, WEAK)
+    results = [
+        Played(Rotation(seats, (1, 2), (10.0, 0.0)), (), (0.0, 0.0)),
+        Played(Rotation(seats[::-1], (1, 2), (20.0, 0.0)), (), (0.0, 0.0)),
+    ]
+    start = {STRONG: Rating(), WEAK: Rating()}
+    for mode in ("plain", "duplicate"):
+        default = rate_mode(start, results, mode)
+        no_tau = rate_mode(start, results, mode, PlackettLuce(tau=0))
+        assert no_tau[STRONG].sigma < default[STRONG].sigma, mode
 
 
 def test_ladder_quick_on_sqlite(tmp_path: Path) -> None:

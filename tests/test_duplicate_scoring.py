@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from openskill.models import PlackettLuce
 
 from arena.duplicate_scoring import (
     Rotation,
@@ -158,6 +159,24 @@ def test_sigma_floor_holds() -> None:
     ratings = {"a": Rating(25, 1.0), "b": Rating(25, 1.0)}
     after = rate(ratings, {"a": 1, "b": 2}, min_sigma=1.5)
     assert after["a"].sigma == after["b"].sigma == 1.5
+
+
+def test_a_model_without_tau_lets_sigma_shrink_where_the_ladders_floors_it() -> None:
+    """``model`` (benchmarks/fairness.py ``--tau``): openskill's τ, added to σ at every event,
+    keeps the ladder's σ up under alternating results; with τ = 0 it keeps shrinking, in plain
+    and duplicate rating alike."""
+    no_tau = PlackettLuce(tau=0)
+    ladder = still = {"a": Rating(), "b": Rating()}
+    for i in range(1000):
+        ranks = {"a": 1 + i % 2, "b": 2 - i % 2}
+        ladder, still = rate(ladder, ranks), rate(still, ranks, model=no_tau)
+    assert still["a"].sigma < 0.7 * ladder["a"].sigma  # 0.86 against 1.46
+    start = {"a": Rating(), "b": Rating(), "c": Rating()}
+    rotations = CASES[5][1]
+    assert isinstance(rotations, list)
+    forgetting = rate_duplicate(start, rotations)
+    remembering = rate_duplicate(start, rotations, model=no_tau)
+    assert all(remembering[bot].sigma < forgetting[bot].sigma for bot in start)
 
 
 def test_idle_bots_get_uncertainty_back_up_to_the_initial_sigma() -> None:
