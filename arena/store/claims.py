@@ -13,7 +13,7 @@ other processes claim at the same time, so the matches picked (and as many spare
 with SKIP LOCKED (never waits: two claimers take different matches), then their ladders' rows
 and their bots' rows, each in key order (the one order every writer of those rows keeps), and
 the matches being played are counted again; the claims are then made again from the locked
-matches only, with those counts. Four round trips per batch, whatever its size.
+matches only, with those counts. Three round trips per batch, whatever its size.
 """
 
 from __future__ import annotations
@@ -218,11 +218,11 @@ def claim_in(
     # another claimer locked first.
     picks = list(ladder_only) * 2 if postgres else list(ladder_only)
     candidates, playing, announced = _pick(tx, picks, tx.send(PLAYING_SQL))
+    endpoints: dict[str, str] | None = None
     if postgres and candidates:
         candidates, playing, announced, endpoints = _lock(tx, candidates)
-        given = assign(candidates, ladder_only, playing, announced)
-    else:
-        given = assign(candidates, ladder_only, playing, announced)
+    given = assign(candidates, ladder_only, playing, announced)
+    if endpoints is None:
         endpoints = _endpoints(tx, (bot for c in given if c is not None for bot in c.bots))
     taken = [c.match_id for c in given if c is not None]
     if taken:

@@ -1223,7 +1223,7 @@ class Store:
         """``claim`` once per item of ``ladder_only``, in one transaction (not waited onto
         disk, as ``claim``): what each got, in order. For a process with several workers free
         at once (the result writer frees them together): the matches being played are read
-        once for them all, and on PostgreSQL the statements go four round trips in all. Each
+        once for them all, and on PostgreSQL the statements go in three round trips. Each
         claim sees the matches the ones before it claimed."""
         now = now_us()
         with self.db.transaction(durable=False, pipelined=True) as tx:
