@@ -65,7 +65,8 @@ class EntryChange:
         )
 
     def row(self) -> tuple[str, float | None, float | None, int, int, int, int, int]:
-        """Its fields in order (``arena_finish``'s JSON row)."""
+        """Its fields in order (a row of ``FinishedWrites``' JSON of entry changes, after its
+        ladder)."""
         return (
             self.bot_id,
             self.mu,
