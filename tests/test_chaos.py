@@ -42,7 +42,7 @@ from benchmarks.servers.sleepy import read_end_log, sleepy_command, start_sleepy
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import record_pb2
 from tests.helpers import POLLING_LIMITS, ROOT
-from tests.stores import postgres_available, postgres_url
+from tests.stores import ROWS_WITHOUT_THEIR_MATCH_SQL, postgres_available, postgres_url
 from tests.test_ladder_e2e import ADMIN, wait_active, wait_for
 from tests.test_scale_out import counts
 from tests.test_store import active_bots, finished_record, ladder_config
@@ -337,6 +337,8 @@ def record_problems(url: str) -> list[str]:
             "(SELECT COUNT(*) FROM (SELECT set_id FROM matches WHERE status = 'finished' "
             "AND kind = 'ladder' GROUP BY set_id HAVING COUNT(*) > 1) AS sets)"
         ).fetchone()  # type: ignore[misc]
+        loose = connection.execute(ROWS_WITHOUT_THEIR_MATCH_SQL).fetchone()
+        loose_records, loose_seats = loose if loose is not None else (0, 0)
         validation_sets = Counter(
             bot
             for (seats,) in connection.execute(
@@ -347,6 +349,9 @@ def record_problems(url: str) -> list[str]:
     if unrecorded or orphans:
         problems.append(f"{unrecorded} finished matches without a record, {orphans} records of "
                         "unfinished matches")  # fmt: skip
+    if loose_records or loose_seats:
+        problems.append(f"{loose_records} records and {loose_seats} seat rows not of a "
+                        "finished match")  # fmt: skip
     if twice:
         problems.append(f"{twice} queued matches were played to a result twice")
     problems += [f"{bot} validated by {n} sets" for bot, n in validation_sets.items() if n > 1]

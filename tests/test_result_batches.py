@@ -18,6 +18,7 @@ from arena.matchmaking import PlannedMatch
 from arena.metrics import Metrics
 from arena.store.repository import ClaimLost, Store
 from referee.bot_client import BotPool
+from tests.stores import rows_without_their_match
 from tests.test_store import active_bots, finished_record, ladder_config
 
 
@@ -108,6 +109,7 @@ def test_one_batch_gives_each_match_its_own_outcome_and_rates_a_set_once(
             assert sum(played_in.values()) == 4
     for match_id in (played.match_id, first, second):
         assert store.match_record(match_id).match_id == match_id
+    assert rows_without_their_match(store) == (0, 0), "nothing of the lost claim is written"
     claim = store.claim("w", 60)
     assert claim is not None and claim.match_id == requeued, "the lost match waits, replayable"
 

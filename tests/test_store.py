@@ -24,7 +24,7 @@ from arena.store.schema import MIGRATIONS
 from cardarena.arena.v1 import arena_service_pb2 as pb
 from cardarena.game.v1 import options_pb2, record_pb2
 from referee.codec.summaries import summaries_from_moves
-from tests.stores import BACKENDS, postgres_available, postgres_url
+from tests.stores import BACKENDS, postgres_available, postgres_url, rows_without_their_match
 
 
 def ladder_config(
@@ -268,6 +268,7 @@ def test_a_missing_or_unknown_thing_is_not_found(store: Store) -> None:
         with pytest.raises(StoreError) as error:
             call()
         assert error.value.code == "NOT_FOUND"
+    assert rows_without_their_match(store) == (0, 0), "nothing written for the unknown match"
 
 
 def test_a_set_with_a_bot_no_longer_active_is_not_enqueued(store: Store) -> None:

@@ -338,8 +338,9 @@ thirteen typed arrays)."""
 
 def _flush_postgres(tx: Tx, writes: FinishedWrites) -> None:
     """``FinishedWrites.flush`` on PostgreSQL: one statement whatever the batch's size, its
-    writes as data-modifying CTEs (each runs once, whether the statement reads it or not; the
-    foreign keys they check, to ``matches``, hold before the statement)."""
+    writes as data-modifying CTEs (each runs once, whether the statement reads it or not). The
+    records and seat rows are of matches the batch read and locked: since schema 24 no foreign
+    key checks that again, row by row."""
     match_ids = [match_id for match_id, _, _ in writes.matches]
     parts: list[tuple[str, tuple[Any, ...]]] = [
         (_MATCHES_FINISHED, (json.dumps(writes.matches), match_ids))
