@@ -148,8 +148,8 @@ def send_announced(tx: Tx, bots: Iterable[str]) -> Pending | None:
     wanted = sorted(set(bots))
     if not wanted:
         return None
-    marks = ", ".join("?" for _ in wanted)
-    return tx.send(f"SELECT bot_id, max_matches FROM bots WHERE bot_id IN ({marks})", wanted)
+    among, params = tx.one_of("bot_id", wanted)
+    return tx.send(f"SELECT bot_id, max_matches FROM bots WHERE {among}", params)
 
 
 def announced_of(sent: Pending | None) -> dict[str, int | None]:
@@ -226,11 +226,11 @@ def claim_in(
         endpoints = _endpoints(tx, (bot for c in given if c is not None for bot in c.bots))
     taken = [c.match_id for c in given if c is not None]
     if taken:
+        among, params = tx.one_of("match_id", taken)
         tx.execute(
             "UPDATE matches SET status = 'playing', claimed_by = ?, lease_until_us = ?, "
-            "started_at_us = ?, attempts = attempts + 1 WHERE match_id IN "
-            f"({', '.join('?' for _ in taken)})",
-            (worker, lease_until_us, now_us, *taken),
+            f"started_at_us = ?, attempts = attempts + 1 WHERE {among}",
+            (worker, lease_until_us, now_us, *params),
         )
     return [None if c is None else _claim_of(c, endpoints) for c in given]
 
@@ -310,11 +310,10 @@ def _lock(
     key order (the bots' read again as they are locked: their announcements and endpoints);
     then count the matches being played. All sent together: the ones locked (in queue order),
     the counts, the announcements, the endpoints."""
-    marks = ", ".join("?" for _ in candidates)
+    among, params = tx.one_of("match_id", [c.match_id for c in candidates])
     locked_sent = tx.send(
-        f"SELECT match_id FROM matches WHERE match_id IN ({marks}) AND status = 'waiting' "
-        "FOR UPDATE SKIP LOCKED",
-        [c.match_id for c in candidates],
+        f"SELECT match_id FROM matches WHERE {among} AND status = 'waiting' FOR UPDATE SKIP LOCKED",
+        params,
     )
     ladders = sorted({c.ladder_id for c in candidates if c.ladder_id and c.concurrency > 0})
     _lock_in_order(tx, "ladders", "ladder_id", ladders)
@@ -336,10 +335,8 @@ def _lock_in_order(
     None when there are no keys."""
     if not keys:
         return None
-    marks = ", ".join("?" for _ in keys)
-    return tx.send(
-        f"SELECT {columns} FROM {table} WHERE {key} IN ({marks}) ORDER BY {key} FOR UPDATE", keys
-    )
+    among, params = tx.one_of(key, keys)
+    return tx.send(f"SELECT {columns} FROM {table} WHERE {among} ORDER BY {key} FOR UPDATE", params)
 
 
 def _endpoints(tx: Tx, bots: Iterable[str]) -> dict[str, str]:
@@ -347,8 +344,8 @@ def _endpoints(tx: Tx, bots: Iterable[str]) -> dict[str, str]:
     wanted = sorted(set(bots))
     if not wanted:
         return {}
-    marks = ", ".join("?" for _ in wanted)
-    return dict(tx.all(f"SELECT bot_id, endpoint FROM bots WHERE bot_id IN ({marks})", wanted))
+    among, params = tx.one_of("bot_id", wanted)
+    return dict(tx.all(f"SELECT bot_id, endpoint FROM bots WHERE {among}", params))
 
 
 def _claim_of(candidate: Candidate, endpoints: dict[str, str]) -> Claim:

@@ -1112,10 +1112,9 @@ class Store:
                         "AND ladder_id = ?",
                         (ladder_id,),
                     )
-                marks = ", ".join("?" for _ in bots)
+                among, params = tx.one_of("bot_id", bots)
                 active = tx.send(
-                    f"SELECT bot_id FROM bots WHERE state = 'active' AND bot_id IN ({marks})",
-                    bots,
+                    f"SELECT bot_id FROM bots WHERE state = 'active' AND {among}", params
                 )
             if lease is not None and not lease.rows():
                 return refused

@@ -4,9 +4,12 @@ A finished match writes its status, its record, a row per seat and its bots' ent
 finished matches are recorded in one transaction (group commit: one disk flush for them all),
 and their writes are gathered and sent together (``FinishedWrites``): on PostgreSQL one
 statement for the whole batch, whatever its size (the rows as JSON: one parameter for
-psycopg to turn into bytes instead of a dozen typed arrays; schemas 17-22 called a PL/pgSQL
-``arena_finish`` per match, five statements and a function call each); on SQLite
-(in-process) plain statements.
+psycopg to turn into bytes instead of a dozen typed arrays; the records as one binary array;
+schemas 17-22 called a PL/pgSQL ``arena_finish`` per match, five statements and a function
+call each); on SQLite (in-process) plain statements. On PostgreSQL every statement's text is
+the same whatever the batch's size (its keys one array: ``Tx.one_of``), so that psycopg
+prepares it and the server does not parse and plan it again at every batch (a quarter of the
+server's time for a batch of 8).
 Before their writes, the rows of their sets, their bots' entries, the other rotations' ranks
 and their ladders' configs are read for the whole batch (``ResultBatch.read``): on PostgreSQL
 sent together, one round trip, and every set's rows are locked before any entry, sets in set
@@ -21,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.store.db import Pending, Tx
+from arena.store.db import BINARY_PARAM, Pending, Tx
 from cardarena.game.v1 import record_pb2
 
 RATED_STATUSES = (record_pb2.MATCH_STATUS_COMPLETED, record_pb2.MATCH_STATUS_FORFEITED)
@@ -125,37 +128,37 @@ class ResultBatch:
         whatever the batch, so batches and single results never deadlock. On PostgreSQL the
         four reads are sent together: one round trip whatever the batch's size."""
         ids = sorted(set(match_ids))
-        marks = ", ".join("?" for _ in ids)
-        sets = f"SELECT set_id FROM matches WHERE match_id IN ({marks})"
+        wanted, params = tx.one_of("match_id", ids)  # on PostgreSQL the same text every time
+        sets = f"SELECT set_id FROM matches WHERE {wanted}"
         if tx.dialect == "postgres":
             set_rows = tx.send(
                 f"SELECT {SET_COLUMNS} FROM matches WHERE set_id = ANY (ARRAY({sets})) "
                 "ORDER BY set_id, match_id FOR UPDATE",
-                ids,
+                params,
             )
             entries = tx.send(  # by key: IN (SELECT …) let the planner scan the ladder
                 "SELECT ladder_id, bot_id, mu, sigma, rated_us FROM entries WHERE ladder_id = "
-                f"ANY (ARRAY(SELECT ladder_id FROM matches WHERE match_id IN ({marks}))) "
+                f"ANY (ARRAY(SELECT ladder_id FROM matches WHERE {wanted})) "
                 "AND bot_id = ANY (ARRAY(SELECT unnest(string_to_array(seats, ',')) FROM "
                 f"matches WHERE set_id = ANY (ARRAY({sets})))) "
                 "ORDER BY ladder_id, bot_id FOR UPDATE",
-                [*ids, *ids],
+                [*params, *params],
             )
             rated = tx.send(
                 "SELECT match_id, bot_id, rank, score FROM match_seats WHERE match_id = ANY "
                 f"(ARRAY(SELECT match_id FROM matches WHERE set_id = ANY (ARRAY({sets})) "
                 f"AND result_status IN {RATED_IN})) ORDER BY match_id, seat",
-                ids,
+                params,
             )
             configs = tx.send(
                 "SELECT ladder_id, config FROM ladders WHERE ladder_id IN "
-                f"(SELECT ladder_id FROM matches WHERE match_id IN ({marks}))",
-                ids,
+                f"(SELECT ladder_id FROM matches WHERE {wanted})",
+                params,
             )
             return cls.of(set_rows.rows(), entries.rows(), rated.rows(), configs.rows())
         rows = tx.all(
             f"SELECT {SET_COLUMNS} FROM matches WHERE set_id IN ({sets}) ORDER BY set_id, match_id",
-            ids,
+            params,
         )
         ladders = sorted({row[2] for row in rows if row[2] is not None})
         bots = sorted({bot for row in rows for bot in row[4].split(",")})
@@ -345,11 +348,15 @@ def _flush_postgres(tx: Tx, writes: FinishedWrites) -> None:
     parts: list[tuple[str, tuple[Any, ...]]] = [
         (_MATCHES_FINISHED, (json.dumps(writes.matches), match_ids))
     ]
-    # A row of VALUES a record, each blob a parameter of its own: psycopg sends bytes as they
-    # are, but a bytea[] array as escaped text (a third more CPU for the batch's writes).
-    values = ", ".join("(?, ?)" for _ in match_ids)
-    blobs = tuple(item for pair in zip(match_ids, writes.records, strict=True) for item in pair)
-    parts.append((f"INSERT INTO records (match_id, record) VALUES {values}", blobs))
+    # The records as one array sent in binary: the statement's text stays the same whatever
+    # the batch's size (prepared once, not parsed and planned at every batch).
+    parts.append(
+        (
+            "INSERT INTO records (match_id, record) "
+            f"SELECT * FROM unnest(?::TEXT[], {BINARY_PARAM}::BYTEA[])",
+            (match_ids, writes.records),
+        )
+    )
     if writes.entries:
         rows = [(ladder, *change.row()) for (ladder, _), change in sorted(writes.entries.items())]
         ladders = sorted({ladder for ladder, _ in writes.entries})
