@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 import functools
 import hashlib
+import json
 import logging
 import random
 import secrets
@@ -86,6 +87,17 @@ BOT_STATES: dict[str, arena_service_pb2.BotState.ValueType] = {
     state: arena_service_pb2.BotState.Value(f"BOT_STATE_{state.name}") for state in BotState
 }
 """The wire enum of each state (one per state: ``tests/test_store.py`` checks both ways)."""
+
+
+QueuedRow = tuple[str, str | None, str, str, int, str, int]
+"""A queued match's row: its id, ladder (None: a validation match), set, kind, seed, seats
+(comma-separated) and when it was queued."""
+
+_QUEUE_ROWS_INSERT = """INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status,
+    created_at_us)
+    SELECT r->>0, r->>1, r->>2, r->>3, (r->>4)::BIGINT, r->>5, 'waiting', (r->>6)::BIGINT
+    FROM jsonb_array_elements(?::jsonb) AS r"""
+"""PostgreSQL: queued rows (``QueuedRow``) as one JSON array."""
 
 
 class StoreError(Exception):
@@ -1091,9 +1103,9 @@ class Store:
         matches in flight are counted from the queue when entrants are read
         (``_in_flight``), and the entry counts a match when its result is recorded.
 
-        Pipelined, the checks sent together: one round trip for them, and the inserts go with
-        the commit, two in all whatever the number of sets (four for one set before, five
-        before pipelining)."""
+        Pipelined, the checks sent together: one round trip for them, and the inserts (one
+        statement on PostgreSQL, for every set) go with the commit, two in all whatever the
+        number of sets (four for one set before, five before pipelining)."""
         if not sets:
             return []
         refused = [False] * len(sets)
@@ -1122,37 +1134,50 @@ class Store:
             if queued is not None and int(queued.rows()[0][0]) + adding > (target or 0):
                 return refused
             still_active = {row[0] for row in active.rows()} if active is not None else None
-            outcomes = []
+            outcomes, rows = [], []
             for planned in sets:
                 ok = still_active is None or all(
                     bot in still_active for match in planned for bot in match.seats
                 )
                 if ok:
-                    self._insert_set(tx, ladder_id, kind, planned)
+                    rows += self._set_rows(ladder_id, kind, planned)
                 outcomes.append(ok)
+            self._insert_matches(tx, rows)
         return outcomes
 
     @staticmethod
-    def _insert_set(
-        tx: Tx, ladder_id: str | None, kind: str, planned: Sequence[PlannedMatch]
-    ) -> None:
+    def _set_rows(
+        ladder_id: str | None, kind: str, planned: Sequence[PlannedMatch]
+    ) -> list[QueuedRow]:
+        """The queue's rows of one new set: its matches in order, under a new set id."""
         set_id = uuid.uuid4().hex
         created = now_us()
+        return [
+            (
+                uuid.uuid4().hex,
+                ladder_id,
+                set_id,
+                kind,
+                match.seed,
+                ",".join(match.seats),
+                created + index,
+            )
+            for index, match in enumerate(planned)
+        ]
+
+    @staticmethod
+    def _insert_matches(tx: Tx, rows: Sequence[QueuedRow]) -> None:
+        """Queue ``rows`` (``_set_rows``), waiting: on PostgreSQL one statement whatever their
+        number (as JSON: one parameter, one text), on SQLite (in-process) a statement a row."""
+        if not rows:
+            return
+        if tx.dialect == "postgres":
+            tx.execute(_QUEUE_ROWS_INSERT, (json.dumps(rows),))
+            return
         tx.many(
             "INSERT INTO matches (match_id, ladder_id, set_id, kind, seed, seats, status, "
             "created_at_us) VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?)",
-            [
-                (
-                    uuid.uuid4().hex,
-                    ladder_id,
-                    set_id,
-                    kind,
-                    match.seed,
-                    ",".join(match.seats),
-                    created + index,
-                )
-                for index, match in enumerate(planned)
-            ],
+            rows,
         )
 
     @retry_transient
@@ -1169,7 +1194,7 @@ class Store:
             state = tx.one(f"SELECT state FROM bots WHERE bot_id = ?{lock}", (bot_id,))
             if state is None or state[0] != BotState.VALIDATING or self._has_validation(tx, bot_id):
                 return False
-            self._insert_set(tx, None, "validation", planned)
+            self._insert_matches(tx, self._set_rows(None, "validation", planned))
         return True
 
     def waiting(self, ladder_id: str | None = None) -> int:
