@@ -762,7 +762,8 @@ def test_a_claim_and_a_result_read_only_their_bots_rows_on_postgres() -> None:
     result read the rows of the bots they seat, not every bot's or entry's (until schema 20
     the claim's function of then, ``arena_claim``, joined ``bots`` by hash and
     ``arena_finish`` its entries, over all 10,000 of them in the ladder benchmark; the
-    entries' read likewise without statistics)."""
+    entries' read likewise without statistics), on the generic plans they run once prepared
+    as on the first ones."""
     if not postgres_available():
         pytest.skip("no PostgreSQL server reachable")
     from arena.store.db import PostgresDatabase
@@ -781,6 +782,9 @@ def test_a_claim_and_a_result_read_only_their_bots_rows_on_postgres() -> None:
         # where it cannot).
         connection.execute("SET enable_seqscan = off")
         connection.execute("SET client_min_messages = log")
+        # Prepared from their first call: a pipelined transaction's plans are then the generic
+        # ones it runs in a long-lived arena (``Database.transaction``).
+        connection.prepare_threshold = 0
         connection.add_notice_handler(lambda notice: plans.append(notice.message_primary or ""))
 
     bots = 120
@@ -812,6 +816,12 @@ def test_a_claim_and_a_result_read_only_their_bots_rows_on_postgres() -> None:
             assert scans, "the plans were seen"
             too_many = [(table, rows) for table, rows, loops in scans if int(rows) > len(seats)]
             assert not too_many, f"rows read of {bots} bots: {too_many}"
+        with database.transaction() as tx:  # the one connection: its prepared statements
+            generic = tx.one(
+                "SELECT SUM(generic_plans) FROM pg_prepared_statements WHERE statement LIKE "
+                "'%%= ANY ($1)%%' AND statement NOT LIKE '%%pg_prepared_statements%%'"
+            )[0]  # psycopg: %% for %
+        assert generic, "the plans seen include the generic ones of statements with keys"
 
 
 def test_bot_states_are_one_enum_tied_to_the_wire() -> None:
