@@ -8,8 +8,8 @@ psycopg to turn into bytes instead of a dozen typed arrays; the records as one b
 schemas 17-22 called a PL/pgSQL ``arena_finish`` per match, five statements and a function
 call each); on SQLite (in-process) plain statements. On PostgreSQL every statement's text is
 the same whatever the batch's size (its keys one array: ``Tx.one_of``), so that psycopg
-prepares it and the server does not parse and plan it again at every batch (a quarter of the
-server's time for a batch of 8).
+prepares it and the server does not parse and plan it again at every batch (planning was a
+quarter of the server's time for a batch of 8).
 Before their writes, the rows of their sets, their bots' entries, the other rotations' ranks
 and their ladders' configs are read for the whole batch (``ResultBatch.read``): on PostgreSQL
 sent together, one round trip, and every set's rows are locked before any entry, sets in set
