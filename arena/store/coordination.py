@@ -199,12 +199,12 @@ class Coordination:
         """Those of ``bot_ids`` with a stream open to a live worker."""
         if not bot_ids:
             return set()
-        marks = ", ".join("?" * len(bot_ids))
         with self.db.transaction() as tx:
+            among, params = tx.one_of("s.bot_id", bot_ids)
             rows = tx.all(
                 "SELECT s.bot_id FROM bot_streams s JOIN workers w ON w.worker_id = s.worker_id "
-                f"WHERE s.bot_id IN ({marks}) AND w.alive_until_us > {tx.clock}",
-                tuple(bot_ids),
+                f"WHERE {among} AND w.alive_until_us > {tx.clock}",
+                params,
             )
         return {row[0] for row in rows}
 

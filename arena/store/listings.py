@@ -270,20 +270,19 @@ class Listings:
         bots = sorted({bot for row in rows for bot in row.seats} - {HOUSE_RANDOM})
         names: dict[str, tuple[str, str]] = {}
         if bots:
-            marks = ", ".join("?" for _ in bots)
+            among, params = tx.one_of("b.bot_id", bots)
             for bot_id, name, owner in tx.all(
                 "SELECT b.bot_id, b.name, o.name FROM bots b JOIN owners o "
-                f"ON o.owner_id = b.owner_id WHERE b.bot_id IN ({marks})",
-                bots,
+                f"ON o.owner_id = b.owner_id WHERE {among}",
+                params,
             ):
                 names[bot_id] = (name, owner)
         shown = [r.match_id for r in rows if r.phase == "finished" and not r.unfinished_rotations]
         results: dict[tuple[str, int], tuple[int, int]] = {}
         if shown:
-            marks = ", ".join("?" for _ in shown)
+            among, params = tx.one_of("match_id", shown)
             for match_id, seat, rank, score in tx.all(
-                f"SELECT match_id, seat, rank, score FROM match_seats WHERE match_id IN ({marks})",
-                shown,
+                f"SELECT match_id, seat, rank, score FROM match_seats WHERE {among}", params
             ):
                 results[(match_id, seat)] = (int(rank), int(score))
         listed = []

@@ -526,8 +526,8 @@ class Store:
         sql = f"SELECT {_BOT_COLUMNS} FROM bots b JOIN owners o ON o.owner_id = b.owner_id"
         with self.db.transaction() as tx:
             if states:
-                marks = ", ".join("?" for _ in states)
-                return [BotRow(*r) for r in tx.all(f"{sql} WHERE b.state IN ({marks})", states)]
+                among, params = tx.one_of("b.state", states)
+                return [BotRow(*r) for r in tx.all(f"{sql} WHERE {among}", params)]
             return [BotRow(*r) for r in tx.all(sql)]
 
     def _authorize(self, tx: Tx, bot_id: str, token: str | None) -> BotRow:
@@ -1840,18 +1840,16 @@ class Store:
                 return ()
             seats = row[0].split(",")
             bots = sorted(set(seats) - {HOUSE_RANDOM})
-            marks = ", ".join("?" for _ in bots)
-            owners = (
-                dict(
+            owners: dict[str, str] = {}
+            if bots:
+                among, params = tx.one_of("b.bot_id", bots)
+                owners = dict(
                     tx.all(
                         "SELECT b.bot_id, o.name FROM bots b JOIN owners o "
-                        f"ON o.owner_id = b.owner_id WHERE b.bot_id IN ({marks})",
-                        bots,
+                        f"ON o.owner_id = b.owner_id WHERE {among}",
+                        params,
                     )
                 )
-                if bots
-                else {}
-            )
         return tuple(str(owners.get(bot, "")) for bot in seats)
 
     def rotations_unfinished(self, match_id: str) -> int:

@@ -163,31 +163,20 @@ class ResultBatch:
         ladders = sorted({row[2] for row in rows if row[2] is not None})
         bots = sorted({bot for row in rows for bot in row[4].split(",")})
         rated_ids = [row[0] for row in rows if row[5] in RATED_STATUSES]
-        in_ladders, in_bots = ", ".join("?" for _ in ladders), ", ".join("?" for _ in bots)
-        in_rated = ", ".join("?" for _ in rated_ids)
-        return cls.of(
-            rows,
-            tx.all(
-                "SELECT ladder_id, bot_id, mu, sigma, rated_us FROM entries WHERE ladder_id IN "
-                f"({in_ladders}) AND bot_id IN ({in_bots})",
-                [*ladders, *bots],
+        entry_rows: list[Any] = []
+        config_rows: list[Any] = []
+        if ladders:
+            in_ladders, ladder_params = tx.one_of("ladder_id", ladders)
+            in_bots, bot_params = tx.one_of("bot_id", bots)
+            entry_rows = tx.all(
+                "SELECT ladder_id, bot_id, mu, sigma, rated_us FROM entries "
+                f"WHERE {in_ladders} AND {in_bots}",
+                [*ladder_params, *bot_params],
             )
-            if ladders
-            else [],
-            tx.all(
-                "SELECT match_id, bot_id, rank, score FROM match_seats WHERE match_id IN "
-                f"({in_rated}) ORDER BY match_id, seat",
-                rated_ids,
+            config_rows = tx.all(
+                f"SELECT ladder_id, config FROM ladders WHERE {in_ladders}", ladder_params
             )
-            if rated_ids
-            else [],
-            tx.all(
-                f"SELECT ladder_id, config FROM ladders WHERE ladder_id IN ({in_ladders})",
-                ladders,
-            )
-            if ladders
-            else [],
-        )
+        return cls.of(rows, entry_rows, _rated_seats(tx, rated_ids), config_rows)
 
     @classmethod
     def of(
@@ -259,6 +248,18 @@ class ResultBatch:
         ladder_id = next(row[2] for row in self.sets[set_id] if row[0] == match_id)
         for bot, (mu, sigma) in ratings.items():
             self.entries[(ladder_id, bot)] = (mu, sigma, rated_us)
+
+
+def _rated_seats(tx: Tx, rated_ids: Sequence[str]) -> list[Any]:
+    """SQLite: each of ``rated_ids``' seats (match, bot, rank, score), in (match, seat) order."""
+    if not rated_ids:
+        return []
+    among, params = tx.one_of("match_id", rated_ids)
+    return tx.all(
+        "SELECT match_id, bot_id, rank, score FROM match_seats "
+        f"WHERE {among} ORDER BY match_id, seat",
+        params,
+    )
 
 
 @dataclass

@@ -274,12 +274,10 @@ class Tournaments:
         """Take rotations out of the queue: played (the set stores the result) or dropped."""
         if not match_ids:
             return
-        marks = ", ".join("?" for _ in match_ids)
         with self.db.transaction(durable=False) as tx:
-            tx.execute(
-                f"DELETE FROM matches WHERE kind = ? AND match_id IN ({marks})",
-                (TOURNAMENT_KIND, *match_ids),
-            )
+            among, params = tx.one_of("match_id", match_ids)
+            sql = f"DELETE FROM matches WHERE kind = ? AND {among}"
+            tx.execute(sql, (TOURNAMENT_KIND, *params))
 
     def drop_stale_matches(self, worker: str, playing: list[str]) -> int:
         """Delete the tournament rotations in the queue that are not ``worker``'s rows of a
